@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host unit tests of run-guest: the QEMU command line a topology turns into,
+and which kernel log lines fail a run."""
+
+import importlib.machinery
+import importlib.util
+import os
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATH = os.path.join(os.path.dirname(HERE), "run-guest")
+loader = importlib.machinery.SourceFileLoader("run_guest", PATH)
+spec = importlib.util.spec_from_loader("run_guest", loader)
+rg = importlib.util.module_from_spec(spec)
+loader.exec_module(rg)
+topology = rg.topology
+
+# Real formats of kernel messages that must fail a run.
+BAD = [
+    "[   12.1] WARNING: CPU: 1 PID: 77 at mm/mlock.c:212 mlock_pagevec+0x1c/0x20",
+    "[   12.1] WARNING: possible circular locking dependency detected",
+    "[    3.1] BUG: Bad page state in process a.out  pfn:1234a",
+    "[    3.1] Bad page map in process a.out  pte:8000000012345067",
+    "[    3.1] BUG: unable to handle page fault for address: ffff888000000000",
+    "[    3.1] kernel BUG at mm/mlock.c:120!",
+    "[    3.1] general protection fault, probably for non-canonical address "
+    "0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI",
+    "[    3.1] Kernel panic - not syncing: sysrq triggered crash",
+    "[    3.1] list_add corruption. prev->next should be next (ffff888)",
+    "[    3.1] BUG: sleeping function called from invalid context at mm/gup.c:1",
+    "[    3.1] =============================\n[    3.1] WARNING: suspicious RCU usage",
+    "[  200.0] INFO: task a.out:77 blocked for more than 120 seconds.",
+    "[    3.1] Out of memory: Killed process 77 (a.out) total-vm:1kB",
+]
+GOOD = [
+    "[    0.7] sit: IPv6, IPv4 and MPLS over IPv4 tunneling driver",
+    "[    1.4] Run /work/main/qemu-topologies/guest-init as init process",
+    "[    5.0] a.out[77]: segfault at 0 ip 0000000000401136 sp 00007ffd error 6",
+    "[    5.0] traps: a.out[78] general protection fault ip:401136 sp:7ffd "
+    "error:0 in a.out[401000+1000]",
+    "[    5.0] sysrq: Power Off",
+    "[    0.0] Memory: 2012345K/2096632K available",
+]
+
+
+class Splats(unittest.TestCase):
+    def test_bad_lines_fail(self):
+        for line in BAD:
+            lines, found = rg.splats(line)
+            self.assertTrue(found, line)
+
+    def test_ordinary_lines_pass(self):
+        lines, found = rg.splats("\n".join(GOOD))
+        self.assertEqual(found, [], [lines[i] for i in found])
+
+
+class QemuCommand(unittest.TestCase):
+    def command(self, name, clock="wall", accel="tcg", shares=()):
+        t = topology.find(name)
+        if clock == "icount":
+            t = t.single_cpu()
+        return rg.qemu_command(t, "/k/bzImage", "console=ttyS0", "/run/x",
+                               list(shares), accel, clock)
+
+    def test_4node(self):
+        cmd = self.command("4node")
+        text = " ".join(cmd)
+        self.assertIn("-smp 4", text)
+        self.assertIn("-m 2048M", text)
+        for n in range(4):
+            self.assertIn(f"node,nodeid={n},cpus={n},memdev=mem{n}", text)
+            self.assertIn(f"memory-backend-ram,id=mem{n},size=512M", text)
+        # Symmetric SLIT: one dist option per pair, QEMU mirrors it.
+        self.assertEqual(sum(1 for a in cmd if a.startswith("dist,")), 6)
+        self.assertIn("tcg,thread=multi", cmd)
+        self.assertNotIn("-icount", cmd)
+
+    def test_icount_is_single_cpu_tcg(self):
+        cmd = self.command("4node", clock="icount")
+        self.assertIn("-icount", cmd)
+        self.assertIn("shift=0,sleep=off", cmd)
+        self.assertIn("-smp", cmd)
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "1")
+        self.assertIn("node,nodeid=1,memdev=mem1", cmd)
+
+    def test_kvm(self):
+        cmd = self.command("2node", accel="kvm")
+        self.assertEqual(cmd[cmd.index("-accel") + 1], "kvm")
+        self.assertEqual(cmd[cmd.index("-cpu") + 1], "host")
+
+    def test_writable_shares_and_ports(self):
+        cmd = self.command("1node", shares=["/b"])
+        text = " ".join(cmd)
+        self.assertIn("local,id=w0,path=/b,security_model=none", text)
+        self.assertIn("readonly=on", text)
+        for port in ("stdout", "stderr", "status"):
+            self.assertIn(f"virtserialport,chardev={port},name=nm.{port}", text)
+
+    def test_asymmetric_distances_give_both_directions(self):
+        t = topology.parse("description x\nnode 0 cpus=0 mem=64M\n"
+                           "node 1 mem=64M\ndistance 0: 10 20\n"
+                           "distance 1: 30 10\nasymmetric-distances\n")
+        args = rg.numa_args(t)
+        self.assertIn("dist,src=0,dst=1,val=20", args)
+        self.assertIn("dist,src=1,dst=0,val=30", args)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

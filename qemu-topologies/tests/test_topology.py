@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host unit tests of the topology parser: the catalogue, malformed files
+(each must be refused with its file, line and fix), and random mutations of
+valid files (never a crash, only a TopologyError or a valid topology)."""
+
+import os
+import random
+import re
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import topology  # noqa: E402
+
+GOOD = """\
+description test machine
+node 0 cpus=0-1 mem=512M
+node 1 cpus=2 mem=256M
+node 2 mem=256M initiator=0
+distance 0: 10 20 30
+distance 1: 20 10 25
+distance 2: 30 25 10
+"""
+
+
+def refuse(test, text, line, *words):
+    """The parser must refuse text at line, saying all of words."""
+    with test.assertRaises(topology.TopologyError) as cm:
+        topology.parse(text, "bad.topo")
+    msg = str(cm.exception)
+    where = f"bad.topo:{line}" if line else "bad.topo"
+    # file[:line]: what is wrong: how to fix it
+    test.assertRegex(msg, "^" + re.escape(where) + r": [^:]+: .+")
+    for w in words:
+        test.assertIn(w, msg)
+
+
+class Catalogue(unittest.TestCase):
+    def test_every_file_parses_and_fits(self):
+        paths = topology.catalogue()
+        self.assertGreaterEqual(len(paths), 3)
+        limits = {"mem_mib": 12 * 1024, "vcpus": 16}
+        for p in paths:
+            t = topology.load(p)
+            topology.check_fits(t, limits)
+            self.assertTrue(t.description)
+
+    def test_find_by_name_and_path(self):
+        self.assertEqual(topology.find("4node").name, "4node")
+        path = os.path.join(topology.HERE, "2node.topo")
+        self.assertEqual(len(topology.find(path).nodes), 2)
+        with self.assertRaises(topology.TopologyError) as cm:
+            topology.find("no-such-machine")
+        self.assertIn("4node", str(cm.exception))
+
+
+class Valid(unittest.TestCase):
+    def test_good(self):
+        t = topology.parse(GOOD)
+        self.assertEqual([n.cpus for n in t.nodes], [[0, 1], [2], []])
+        self.assertEqual(t.mem_mib, 1024)
+        self.assertEqual(t.ncpus, 3)
+        self.assertEqual(t.distance(0, 2), 30)
+        self.assertEqual(t.memory_nodes(), [0, 1, 2])
+        self.assertEqual(t.cpu_nodes(), [0, 1])
+
+    def test_memoryless_cpu_node(self):
+        t = topology.parse("description x\nnode 0 cpus=0 mem=512M\nnode 1 cpus=1\n")
+        self.assertEqual(t.memory_nodes(), [0])
+
+    def test_default_distances(self):
+        t = topology.parse("description x\nnode 0 cpus=0 mem=2G\nnode 1 mem=64M\n")
+        self.assertIsNone(t.distances)
+        self.assertEqual(t.distance(0, 1), 20)
+        self.assertEqual(t.mem_mib, 2048 + 64)
+
+    def test_asymmetric_when_declared(self):
+        text = GOOD.replace("distance 2: 30 25 10", "distance 2: 40 25 10")
+        t = topology.parse(text + "asymmetric-distances\n")
+        self.assertEqual((t.distance(0, 2), t.distance(2, 0)), (30, 40))
+
+    def test_single_cpu(self):
+        t = topology.parse(GOOD).single_cpu()
+        self.assertEqual([n.cpus for n in t.nodes], [[0], [], []])
+        self.assertEqual(t.mem_mib, 1024)
+
+    def test_single_cpu_refuses_memoryless_cpu_node(self):
+        t = topology.parse("description x\nnode 0 cpus=0 mem=512M\nnode 1 cpus=1\n")
+        with self.assertRaises(topology.TopologyError):
+            t.single_cpu()
+
+    def test_hotplug_and_hmat(self):
+        t = topology.parse(GOOD + "hotplug slots=2 maxmem=2G maxcpus=4\n"
+                           "hmat initiator=0 target=2 latency=200 bandwidth=800M\n")
+        self.assertEqual(t.hotplug["slots"], 2)
+        self.assertEqual(t.hotplug["maxmem_mib"], 2048)
+        self.assertEqual(t.hmat[0]["target"], 2)
+
+    def test_cpulist_roundtrip(self):
+        for cpus in ([0], [0, 1, 2], [0, 2, 3, 4, 7]):
+            text = topology.format_cpulist(cpus)
+            self.assertEqual(topology.parse_cpulist(text), cpus)
+
+
+class Malformed(unittest.TestCase):
+    def test_unknown_key(self):
+        refuse(self, GOOD + "nodes 3 cpus=3\n", 8, "unknown key 'nodes'")
+
+    def test_unknown_node_key(self):
+        refuse(self, "description x\nnode 0 cpus=0 memory=1G\n", 2, "'memory'")
+
+    def test_cpu_in_two_nodes(self):
+        refuse(self, GOOD.replace("node 1 cpus=2", "node 1 cpus=1-2"), 3,
+               "CPU 1", "node 0", "node 1")
+
+    def test_cpu_gap(self):
+        refuse(self, "description x\nnode 0 cpus=0,2 mem=1G\n", 2, "CPUs 1")
+
+    def test_bad_size(self):
+        refuse(self, "description x\nnode 0 cpus=0 mem=512\n", 2, "mem '512'")
+        refuse(self, "description x\nnode 0 cpus=0 mem=1T\n", 2, "mem '1T'")
+
+    def test_empty_node(self):
+        refuse(self, "description x\nnode 0 cpus=0 mem=1G\nnode 1\n", 3,
+               "neither cpus nor mem")
+
+    def test_node_order(self):
+        refuse(self, "description x\nnode 1 cpus=0 mem=1G\n", 2, "out of order")
+
+    def test_missing_distance_row(self):
+        text = "\n".join(l for l in GOOD.splitlines()
+                         if not l.startswith("distance 1")) + "\n"
+        refuse(self, text, None, "no distance row for node 1")
+
+    def test_short_distance_row(self):
+        refuse(self, GOOD.replace("distance 1: 20 10 25", "distance 1: 20 10"),
+               6, "2 values")
+
+    def test_asymmetric(self):
+        refuse(self, GOOD.replace("distance 2: 30 25 10", "distance 2: 31 25 10"),
+               7, "0->2 is 30 but 2->0 is 31", "asymmetric-distances")
+
+    def test_distance_under_ten(self):
+        text = GOOD.replace("10 20 30", "10 9 30").replace("20 10 25", "9 10 25")
+        refuse(self, text, 5, "0->1 is 9")
+
+    def test_self_distance(self):
+        refuse(self, GOOD.replace("distance 1: 20 10 25", "distance 1: 20 11 25"),
+               6, "1->1 is 11", "itself is 10")
+
+    def test_no_description(self):
+        refuse(self, "node 0 cpus=0 mem=1G\n", None, "no description")
+
+    def test_no_memory(self):
+        refuse(self, "description x\nnode 0 cpus=0\n", 2, "no node has memory")
+
+    def test_bad_initiator(self):
+        refuse(self, GOOD.replace("initiator=0", "initiator=2"), 4,
+               "initiator 2 of node 2")
+
+    def test_hmat_needs_initiators(self):
+        text = GOOD.replace(" initiator=0", "") + \
+            "hmat initiator=0 target=1 latency=20 bandwidth=1G\n"
+        refuse(self, text, 4, "CPU-less node 2 has no initiator")
+
+    def test_maxmem_too_small(self):
+        refuse(self, GOOD + "hotplug slots=1 maxmem=1G\n", 8, "maxmem 1G")
+
+    def test_too_big_for_host(self):
+        t = topology.parse("description x\nnode 0 cpus=0-3 mem=8G\n", "big.topo")
+        with self.assertRaises(topology.TopologyError) as cm:
+            topology.check_fits(t, {"mem_mib": 4096, "vcpus": 16})
+        self.assertIn("8G", str(cm.exception))
+        with self.assertRaises(topology.TopologyError):
+            topology.check_fits(t, {"mem_mib": 16384, "vcpus": 2})
+
+    def test_unreadable(self):
+        with self.assertRaises(topology.TopologyError) as cm:
+            topology.load("/nonexistent/x.topo")
+        self.assertIn("/nonexistent/x.topo", str(cm.exception))
+
+
+class Mutations(unittest.TestCase):
+    """Random edits of every catalogue file: a clean error or a valid machine."""
+
+    def mutate(self, rng, text):
+        lines = text.splitlines()
+        i = rng.randrange(len(lines))
+        op = rng.randrange(5)
+        if op == 0:
+            del lines[i]
+        elif op == 1:
+            lines.insert(i, lines[rng.randrange(len(lines))])
+        elif op == 2 and lines[i]:
+            j = rng.randrange(len(lines[i]))
+            lines[i] = lines[i][:j] + rng.choice("0123456789=:-, xMG#") + \
+                lines[i][j + 1:]
+        elif op == 3:
+            words = lines[i].split(" ")
+            rng.shuffle(words)
+            lines[i] = " ".join(words)
+        else:
+            lines[i] = lines[i].replace("1", str(rng.randrange(300)), 1)
+        return "\n".join(lines) + "\n"
+
+    def test_random_mutations(self):
+        rng = random.Random(20130911)
+        refused = accepted = 0
+        for path in topology.catalogue():
+            with open(path) as f:
+                original = f.read()
+            for _ in range(300):
+                text = original
+                for _ in range(rng.randrange(1, 4)):
+                    text = self.mutate(rng, text)
+                try:
+                    t = topology.parse(text, "m.topo")
+                except topology.TopologyError as e:
+                    self.assertRegex(str(e), r"^m\.topo(:\d+)?: .+: .+")
+                    refused += 1
+                    continue
+                accepted += 1
+                # Whatever is accepted must be self-consistent.
+                self.assertEqual(sorted(c for n in t.nodes for c in n.cpus),
+                                 list(range(t.ncpus)))
+                self.assertTrue(t.memory_nodes())
+        self.assertGreater(refused, 0)
+        self.assertGreater(accepted, 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
