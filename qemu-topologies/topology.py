@@ -417,6 +417,12 @@ def parse(text, path="<text>"):
 
 
 def load(path):
+    name = os.path.basename(path)
+    name = name[:-len(SUFFIX)] if name.endswith(SUFFIX) else name
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
+        raise TopologyError(path, 0, f"name '{name}' is not usable as a "
+                            "test setup", "name the file with lowercase "
+                            "letters, digits and '-' only")
     try:
         with open(path) as f:
             text = f.read()
@@ -472,10 +478,18 @@ def check_fits(t, limits):
                             "give the nodes fewer cpus=")
 
 
+def setup_name(name):
+    """The Meson test setup of a topology. Meson wants an identifier
+    ([_a-zA-Z][_0-9a-zA-Z]*), and '4node' is not one: 4node -> guest_4node,
+    4node-ring -> guest_4node_ring."""
+    return "guest_" + name.replace("-", "_")
+
+
 if __name__ == "__main__":
-    # `topology.py names`: the catalogue, one name a line (for meson.build).
+    # `topology.py setups`: "name setup" per catalogue file, for meson.build.
     import sys
-    if sys.argv[1:] != ["names"]:
-        sys.exit("usage: topology.py names")
+    if sys.argv[1:] != ["setups"]:
+        sys.exit("usage: topology.py setups")
     for p in catalogue():
-        print(os.path.basename(p)[:-len(SUFFIX)])
+        name = os.path.basename(p)[:-len(SUFFIX)]
+        print(name, setup_name(name))

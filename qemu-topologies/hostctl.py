@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The host side of a guest's control channel.
+
+A command in the guest writes one request per line to the virtio port
+nm.ctl (/dev/virtio-ports/nm.ctl, or qemu-topologies/guest-hostctl) and reads
+one reply line: "ok ..." or "error ...". run-guest serves the requests
+through QEMU's own monitor (QMP) while the guest runs. Requests:
+
+  add-memory NODE SIZE   hot-add a pc-dimm of SIZE (e.g. 128M) to NODE
+  query-memory           the hot-added DIMMs, as QMP's JSON on one line
+
+Every request and reply is kept in the run directory's hostctl.log.
+"""
+
+import json
+import os
+import socket
+import time
+
+import topology
+
+
+class HostControl:
+    def __init__(self, sockdir, topo, transcript):
+        self.qmp_path = os.path.join(sockdir, "qmp.sock")
+        self.ctl_path = os.path.join(sockdir, "ctl.sock")
+        self.topo = topo
+        self.transcript = transcript
+        self.qmp = None
+        self.qmp_buf = b""
+        self.ctl = None
+        self.ctl_buf = b""
+        self.dimms = 0
+        self.added_mib = 0
+
+    def qemu_args(self):
+        return ["-qmp", f"unix:{self.qmp_path},server=on,wait=off",
+                "-chardev", f"socket,id=ctl,path={self.ctl_path},server=on,wait=off",
+                "-device", "virtserialport,chardev=ctl,name=nm.ctl"]
+
+    def note(self, text):
+        with open(self.transcript, "a") as f:
+            f.write(f"{time.strftime('%H:%M:%S')} {text}\n")
+
+    def _connect(self, path):
+        if not os.path.exists(path):
+            return None
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+        except OSError:
+            s.close()
+            return None
+        return s
+
+    def connect(self):
+        if self.ctl is None:
+            self.ctl = self._connect(self.ctl_path)
+            if self.ctl:
+                self.ctl.setblocking(False)
+        if self.qmp is None:
+            self.qmp = self._connect(self.qmp_path)
+            if self.qmp:
+                self.qmp.settimeout(30)
+                self._qmp_line()                    # the greeting
+                self.qmp_call("qmp_capabilities")
+
+    def _qmp_line(self):
+        while b"\n" not in self.qmp_buf:
+            data = self.qmp.recv(65536)
+            if not data:
+                raise OSError("QMP connection closed")
+            self.qmp_buf += data
+        line, self.qmp_buf = self.qmp_buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def qmp_call(self, execute, **arguments):
+        """Run a QMP command; returns (True, value) or (False, message)."""
+        msg = {"execute": execute}
+        if arguments:
+            msg["arguments"] = arguments
+        self.qmp.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            reply = self._qmp_line()
+            if "event" in reply:
+                self.note(f"QMP event {reply['event']}")
+                continue
+            if "error" in reply:
+                return False, reply["error"].get("desc", str(reply["error"]))
+            return True, reply.get("return")
+
+    def poll(self):
+        """Serve whatever requests the guest has sent; never blocks long."""
+        try:
+            self.connect()
+        except OSError as e:
+            self.note(f"cannot reach QMP: {e}")
+            return
+        if self.ctl is None:
+            return
+        try:
+            data = self.ctl.recv(4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.ctl.close()
+            self.ctl = None
+            return
+        self.ctl_buf += data
+        while b"\n" in self.ctl_buf:
+            line, self.ctl_buf = self.ctl_buf.split(b"\n", 1)
+            request = line.decode(errors="replace").strip()
+            if not request:
+                continue
+            reply = self.handle(request)
+            self.note(f"guest: {request} -> {reply}")
+            self.ctl.setblocking(True)
+            self.ctl.sendall(reply.encode() + b"\n")
+            self.ctl.setblocking(False)
+
+    def handle(self, request):
+        words = request.split()
+        try:
+            if words[0] == "add-memory" and len(words) == 3:
+                return self.add_memory(words[1], words[2])
+            if words == ["query-memory"]:
+                ok, value = self.qmp_call("query-memory-devices")
+                return ("ok " if ok else "error ") + json.dumps(value)
+        except OSError as e:
+            return f"error QMP failed: {e}"
+        return f"error unknown request '{request}': add-memory NODE SIZE, query-memory"
+
+    def add_memory(self, node_text, size_text):
+        hp = self.topo.hotplug
+        if not hp or not hp["slots"]:
+            return f"error topology {self.topo.name} has no DIMM slots"
+        if self.dimms >= hp["slots"]:
+            return f"error all {hp['slots']} DIMM slots are used"
+        if not node_text.isdigit() or int(node_text) >= len(self.topo.nodes):
+            return f"error no node {node_text} (nodes 0-{len(self.topo.nodes) - 1})"
+        mib = topology.parse_size(size_text)
+        if not mib or mib % 128:
+            return f"error size {size_text}: a multiple of 128M (a memory block)"
+        room = hp["maxmem_mib"] - self.topo.mem_mib - self.added_mib
+        if mib > room:
+            return f"error {size_text} does not fit: {room}M left below maxmem"
+        n = self.dimms
+        ok, err = self.qmp_call("object-add", **{"qom-type": "memory-backend-ram",
+                                                 "id": f"hpmem{n}",
+                                                 "size": mib << 20})
+        if not ok:
+            return f"error object-add: {err}"
+        ok, err = self.qmp_call("device_add", driver="pc-dimm", id=f"dimm{n}",
+                                memdev=f"hpmem{n}", node=int(node_text))
+        if not ok:
+            return f"error device_add: {err}"
+        self.dimms += 1
+        self.added_mib += mib
+        return f"ok dimm{n}"
+
+    def close(self):
+        for s in (self.ctl, self.qmp):
+            if s:
+                s.close()
