@@ -106,5 +106,40 @@ class QemuCommand(unittest.TestCase):
         self.assertIn("dist,src=1,dst=0,val=30", args)
 
 
+class KeepPaths(unittest.TestCase):
+    """A checkout under /tmp must stay visible in the guest."""
+
+    def setUp(self):
+        self.cwd = os.getcwd()
+
+    def tearDown(self):
+        os.chdir(self.cwd)
+
+    def test_checkout_outside_tmp_needs_nothing(self):
+        if rg.under(rg.TOP, rg.GUEST_TMPFS):
+            self.skipTest("this checkout itself is under /tmp")
+        os.chdir(rg.TOP)
+        self.assertEqual(rg.keep_paths(["true"], []), [])
+
+    def test_cwd_and_command_under_tmp(self):
+        os.chdir("/tmp")
+        keep = rg.keep_paths(["/var/tmp/x/bin/prog"], [])
+        self.assertIn("/tmp", keep)
+        self.assertIn("/var/tmp/x/bin", keep)
+
+    def test_writable_share_covers_it(self):
+        os.chdir("/tmp")
+        self.assertNotIn("/tmp", rg.keep_paths(["true"], ["/tmp"]))
+
+    def test_nested_paths_keep_the_outer_one(self):
+        os.chdir("/tmp")
+        keep = rg.keep_paths(["/tmp/a/b/prog"], [])
+        self.assertEqual([k for k in keep if k.startswith("/tmp")], ["/tmp"])
+
+    def test_private_dirs_refused(self):
+        with self.assertRaises(rg.SetupError):
+            rg.keep_paths(["/run/user/0/prog"], [])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
