@@ -15,7 +15,6 @@
  * machine mlocks or munlocks meanwhile (true in the test guests).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <numa.h>
 #include <numaif.h>
 #include <stdio.h>
@@ -33,7 +32,6 @@
 #include "values.h"
 
 #define DEFAULT_SIZE	(8UL << 20)
-#define SIZE_ENV	"NUMA_TESTS_AREA_SIZE"
 /* Free memory a node needs beyond its share of the area, for the kernel's watermarks. */
 #define FREE_MARGIN	(32LL << 20)
 #define SEED		0x6e756d61UL
@@ -366,33 +364,6 @@ static void interleave_case(const struct nt_topology *t, size_t len)
 	run_case(&c, t, len);
 }
 
-static void usage(const char *prog)
-{
-	fprintf(stderr, "usage: %s [-s SIZE]  (bytes, or with K/M/G; also %s)\n", prog,
-		SIZE_ENV);
-	exit(2);
-}
-
-/* The area size from -s, else the environment, else the default; whole pages. */
-static size_t area_size(int argc, char **argv)
-{
-	const char *arg = getenv(SIZE_ENV);
-	long page = sysconf(_SC_PAGESIZE);
-	size_t size = DEFAULT_SIZE;
-	int opt;
-
-	while ((opt = getopt(argc, argv, "s:h")) != -1) {
-		if (opt != 's')
-			usage(argv[0]);
-		arg = optarg;
-	}
-	if (optind != argc || page <= 0)
-		usage(argv[0]);
-	if (arg && (nt_parse_size(arg, &size) || !size))
-		usage(argv[0]);
-	return (size + page - 1) / page * page;
-}
-
 static void describe(const struct nt_topology *t, size_t len)
 {
 	char online[128], memory[128], allowed[128];
@@ -417,7 +388,7 @@ int main(int argc, char **argv)
 	size_t len;
 	int node, err;
 
-	len = area_size(argc, argv);
+	len = nt_area_size_arg(argc, argv, DEFAULT_SIZE);
 	nt_tap_start();
 	if (geteuid())
 		nt_tap_skip_all("needs root: writes /proc/sys/vm/stat_refresh, locks memory");

@@ -60,7 +60,7 @@ int nt_area_unmap(struct nt_area *a)
 
 int nt_area_mbind(const struct nt_area *a, const struct nt_policy *pol)
 {
-	if (mbind(a->addr, a->len, pol->mode, pol->nodes.bits, NT_MASK_MAXNODE, 0))
+	if (mbind(a->addr, a->len, pol->mode | pol->flags, pol->nodes.bits, NT_MASK_MAXNODE, 0))
 		return -errno;
 	return 0;
 }
@@ -80,7 +80,7 @@ int nt_set_task_policy(const struct nt_policy *pol)
 	long err;
 
 	if (pol)
-		err = set_mempolicy(pol->mode, pol->nodes.bits, NT_MASK_MAXNODE);
+		err = set_mempolicy(pol->mode | pol->flags, pol->nodes.bits, NT_MASK_MAXNODE);
 	else
 		err = set_mempolicy(MPOL_DEFAULT, NULL, 0);
 	return err ? -errno : 0;
@@ -102,10 +102,9 @@ int nt_kernel_il_rule(enum nt_il_rule *rule)
 	return 0;
 }
 
-/* vm_start of the mapping line of /proc/self/maps that holds addr. */
-static int vma_start(unsigned long addr, unsigned long *start)
+int nt_maps_find(const void *addr, struct nt_maps_entry *e)
 {
-	unsigned long lo, hi;
+	unsigned long a = (unsigned long)addr;
 	char line[512];
 	int err = -ENOENT;
 	FILE *f;
@@ -114,12 +113,12 @@ static int vma_start(unsigned long addr, unsigned long *start)
 	if (!f)
 		return -errno;
 	while (err == -ENOENT && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2) {
+		/* start-end perms offset dev inode [path] */
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %lu", &e->start, &e->end, &e->offset,
+			   &e->inode) != 4)
 			err = -EINVAL;
-		} else if (addr >= lo && addr < hi) {
-			*start = lo;
+		else if (a >= e->start && a < e->end)
 			err = 0;
-		}
 	}
 	fclose(f);
 	return err;
@@ -127,15 +126,15 @@ static int vma_start(unsigned long addr, unsigned long *start)
 
 int nt_area_vma(const struct nt_area *a, struct nt_vma *vma)
 {
+	struct nt_maps_entry e;
 	enum nt_il_rule rule;
-	unsigned long start;
 	int err;
 
 	err = nt_kernel_il_rule(&rule);
 	if (!err)
-		err = vma_start((unsigned long)a->addr, &start);
+		err = nt_maps_find(a->addr, &e);
 	if (!err)
-		nt_vma_anon(vma, start, __builtin_ctzl(a->page_size), rule);
+		nt_vma_anon(vma, e.start, __builtin_ctzl(a->page_size), rule);
 	return err;
 }
 

@@ -32,6 +32,13 @@ int nt_area_unlock(const struct nt_area *a);
 int nt_set_task_policy(const struct nt_policy *pol);
 /* Which interleave rule the running kernel follows, from its version. 0 or -errno. */
 int nt_kernel_il_rule(enum nt_il_rule *rule);
+/* A line of /proc/self/maps: the VMA's bounds, file offset (bytes) and inode number. */
+struct nt_maps_entry {
+	unsigned long start, end, offset, inode;
+};
+
+/* The /proc/self/maps line of the VMA holding addr. 0, -ENOENT or -errno. */
+int nt_maps_find(const void *addr, struct nt_maps_entry *e);
 /* The VMA holding the area's first page, from /proc/self/maps; anonymous-mapping rule for pgoff. */
 int nt_area_vma(const struct nt_area *a, struct nt_vma *vma);
 /* Writes a pattern that differs per page and per seed into every page. */

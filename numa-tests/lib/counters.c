@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -116,4 +119,78 @@ void nt_counters_delta(const struct nt_counters *after, const struct nt_counters
 		delta->mlocked_kb[i] = after->mlocked_kb[i] - before->mlocked_kb[i];
 		delta->unevictable_kb[i] = after->unevictable_kb[i] - before->unevictable_kb[i];
 	}
+}
+
+/* A page of this process that nt_drain_all() asks to move where it already is. */
+static char drain_page[4096] __attribute__((aligned(4096)));
+
+int nt_drain_all(void)
+{
+	void *page = drain_page;
+	int node, status;
+
+	drain_page[0] = 1;	/* present, private to this process */
+	if (syscall(SYS_move_pages, 0, 1UL, &page, NULL, &status, 0))
+		return -errno;
+	if (status < 0)
+		return status;
+	node = status;
+	if (syscall(SYS_move_pages, 0, 1UL, &page, &node, &status, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* "start-end perms ..." opens a VMA's block in smaps; other lines are "Key: value". */
+static bool vma_line(const char *line, unsigned long *lo, unsigned long *hi)
+{
+	return sscanf(line, "%lx-%lx ", lo, hi) == 2 && strchr(line, '-') < strchr(line, ' ');
+}
+
+int nt_smaps_sum(const void *start, size_t len, const char *key, long *kb, int *vmas)
+{
+	return nt_smaps_sum_pid(0, start, len, key, kb, vmas);
+}
+
+int nt_smaps_sum_pid(int pid, const void *start, size_t len, const char *key, long *kb,
+		     int *vmas)
+{
+	char path[64];
+	unsigned long s = (uintptr_t)start, e = s + len, lo, hi;
+	size_t klen = strlen(key);
+	bool inside = false;
+	int n = 0, err = 0;
+	char line[512];
+	long v, sum = 0;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps");
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), f)) {
+		if (vma_line(line, &lo, &hi)) {
+			inside = lo < e && hi > s;
+			if (inside && (lo < s || hi > e))
+				err = -EXDEV;
+			n += inside;
+		} else if (inside && !strncmp(line, key, klen) && line[klen] == ':') {
+			if (sscanf(line + klen + 1, "%ld", &v) != 1)
+				err = -EINVAL;
+			sum += v;
+		}
+	}
+	fclose(f);
+	if (!err && !n)
+		err = -ENOENT;
+	if (err) {
+		nt_tap_diag("%s: %s of %#lx-%#lx: %s", path, key, s, e, strerror(-err));
+		return err;
+	}
+	*kb = sum;
+	if (vmas)
+		*vmas = n;
+	return 0;
 }

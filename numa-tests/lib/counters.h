@@ -29,6 +29,22 @@ struct nt_counters {
 	long unevictable_kb[NT_MAX_NODES];	/* nodeN/meminfo Unevictable */
 };
 
+/*
+ * Empties every CPU's LRU and mlock batches (pagevecs) now. mlock(), munlock(),
+ * faults and unmapping queue pages on the current CPU's batch, and the
+ * per-node Unevictable lists, NR_MLOCK on munlock, the culled / munlocked /
+ * rescued events and PG_unevictable only change when that batch is drained.
+ * munlock() drains its own CPU before returning, but munmap() and exit do
+ * not: up to PAGEVEC_SIZE - 1 = 14 pages of a process that exited (or of a
+ * task that moved to another CPU) stay queued, PageMlocked and counted in
+ * Mlocked, until something drains that CPU. Nothing in /proc or /sys drains
+ * all CPUs in 6.1 without side effects, but move_pages() with a target node
+ * calls lru_cache_disable() before looking at any page, and that drains every
+ * CPU's batches (mm/migrate.c do_pages_move(), mm/swap.c
+ * __lru_add_drain_all()). So: a move_pages() of one page of this process to
+ * the node it already is on; nothing moves. 0 or -errno.
+ */
+int nt_drain_all(void);
 /* Folds the per-CPU vmstat deltas. 0 or -errno. */
 int nt_stat_refresh(void);
 /* One /proc/vmstat value by name; -ENOENT when the kernel has no such line. */
@@ -42,6 +58,16 @@ int nt_vmlck_read(long *kb);
  * (the others are 0). Any missing file or line is an error: 0 or -errno.
  */
 int nt_counters_read(struct nt_counters *c, const struct nt_nodemask *nodes);
+/*
+ * Sum of one /proc/self/smaps field (kB), e.g. "Locked" or "Rss", over the
+ * VMAs in [start, start + len); *vmas (may be NULL) is how many there are.
+ * -EXDEV when a VMA reaches beyond the range (the sum would count pages outside
+ * it), -ENOENT when no VMA is there, -errno on read errors.
+ */
+int nt_smaps_sum(const void *start, size_t len, const char *key, long *kb, int *vmas);
+/* The same in the smaps of process pid (root reads any process's). */
+int nt_smaps_sum_pid(int pid, const void *start, size_t len, const char *key, long *kb,
+		     int *vmas);
 /* delta = after - before, item by item. */
 void nt_counters_delta(const struct nt_counters *after, const struct nt_counters *before,
 		       struct nt_counters *delta);

@@ -8,17 +8,139 @@
 void nt_policy_one(struct nt_policy *pol, int mode, int node)
 {
 	pol->mode = mode;
+	pol->flags = 0;
 	nt_mask_clear(&pol->nodes);
 	nt_mask_set(&pol->nodes, node);
+}
+
+void nt_vma_file(struct nt_vma *vma, unsigned long start, unsigned long pgoff,
+		 unsigned int page_shift, enum nt_il_rule il_rule)
+{
+	vma->start = start;
+	vma->pgoff = pgoff;
+	vma->page_shift = page_shift;
+	vma->il_rule = il_rule;
+	vma->local_node = NT_NODE_ANY;
 }
 
 void nt_vma_anon(struct nt_vma *vma, unsigned long start, unsigned int page_shift,
 		 enum nt_il_rule il_rule)
 {
-	vma->start = start;
-	vma->pgoff = start >> page_shift;
-	vma->page_shift = page_shift;
-	vma->il_rule = il_rule;
+	nt_vma_file(vma, start, start >> page_shift, page_shift, il_rule);
+}
+
+void nt_vma_set_local(struct nt_vma *vma, int node)
+{
+	vma->local_node = node;
+}
+
+/*
+ * mpol_relative_nodemask(): the user's nodes are positions in mems, taken
+ * modulo the number of nodes in mems (nodes_fold() then nodes_onto()).
+ */
+static void relative_nodes(struct nt_nodemask *dst, const struct nt_nodemask *user,
+			   const struct nt_nodemask *mems)
+{
+	struct nt_nodemask folded;
+
+	nt_mask_fold(&folded, user, nt_mask_weight(mems));
+	nt_mask_onto(dst, &folded, mems);
+}
+
+static bool has_nodes(int mode)
+{
+	return mode == MPOL_BIND || mode == MPOL_INTERLEAVE || mode == MPOL_PREFERRED ||
+	       mode == MPOL_PREFERRED_MANY;
+}
+
+int nt_mpol_install(struct nt_mempolicy *mp, const struct nt_policy *user,
+		    const struct nt_nodemask *cpuset_mems, const struct nt_nodemask *memory)
+{
+	unsigned int flags = user->flags & (MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES);
+	struct nt_nodemask usable, nodes;
+	bool empty = nt_mask_empty(&user->nodes);
+
+	memset(mp, 0, sizeof(*mp));
+	mp->pol.mode = user->mode;
+	mp->pol.flags = flags;
+	/* sanitize_mpol_flags(): unknown flags, or both node flags, are refused. */
+	if (flags != user->flags || flags == (MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES))
+		return -EINVAL;
+	/* mpol_new(): MPOL_DEFAULT takes no nodes and no flags' meaning. */
+	if (user->mode == MPOL_DEFAULT)
+		return empty ? 0 : -EINVAL;
+	/* MPOL_PREFERRED without nodes is local allocation, which takes no flags. */
+	if (user->mode == MPOL_PREFERRED && empty) {
+		mp->pol.mode = MPOL_LOCAL;
+		return flags ? -EINVAL : 0;
+	}
+	if (user->mode == MPOL_LOCAL)
+		return empty && !flags ? 0 : -EINVAL;
+	if (!has_nodes(user->mode) || empty)
+		return -EINVAL;
+	/*
+	 * mpol_set_nodemask(): the nodes the task may use are its cpuset's mems
+	 * with memory; a relative policy's nodes are positions in them, any
+	 * other policy keeps the nodes it names that are usable.
+	 */
+	nt_mask_and(&usable, cpuset_mems, memory);
+	if (flags & MPOL_F_RELATIVE_NODES)
+		relative_nodes(&nodes, &user->nodes, &usable);
+	else
+		nt_mask_and(&nodes, &user->nodes, &usable);
+	if (flags)
+		mp->user = user->nodes;
+	else
+		mp->mems = *cpuset_mems;
+	if (nt_mask_empty(&nodes))
+		return -EINVAL;
+	/* mpol_new_preferred() keeps the first node only. */
+	if (user->mode == MPOL_PREFERRED)
+		nt_policy_one(&mp->pol, MPOL_PREFERRED, nt_mask_next(&nodes, -1));
+	else
+		mp->pol.nodes = nodes;
+	mp->pol.flags = flags;
+	return 0;
+}
+
+void nt_mpol_rebind(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems)
+{
+	struct nt_nodemask nodes;
+	int mode = mp->pol.mode;
+
+	if (mode == MPOL_DEFAULT || mode == MPOL_LOCAL)
+		return;
+	/* mpol_rebind_policy(): nothing to do when a flagless policy's mems did not change. */
+	if (!mp->pol.flags && nt_mask_equal(&mp->mems, new_mems))
+		return;
+	/*
+	 * mpol_rebind_preferred() (PREFERRED and PREFERRED_MANY) only records
+	 * the new mems: their nodes stay as they are. (The admin guide,
+	 * numa_memory_policy.rst, says a preferred node is remapped too; 6.1's
+	 * code does not.)
+	 */
+	if (mode == MPOL_PREFERRED || mode == MPOL_PREFERRED_MANY) {
+		mp->mems = *new_mems;
+		return;
+	}
+	/*
+	 * mpol_rebind_nodemask() (BIND, INTERLEAVE): static nodes are the
+	 * user's nodes that are in the new mems; relative ones are positions
+	 * in the new mems; without a flag the current nodes are remapped from
+	 * the old mems onto the new ones (nodes_remap()). An empty result means
+	 * the whole of the new mems.
+	 */
+	if (mp->pol.flags & MPOL_F_STATIC_NODES) {
+		nt_mask_and(&nodes, &mp->user, new_mems);
+	} else if (mp->pol.flags & MPOL_F_RELATIVE_NODES) {
+		relative_nodes(&nodes, &mp->user, new_mems);
+	} else {
+		nt_mask_remap(&nodes, &mp->pol.nodes, &mp->mems, new_mems);
+		mp->mems = *new_mems;
+	}
+	if (nt_mask_empty(&nodes))
+		nodes = *new_mems;
+	mp->pol.nodes = nodes;
 }
 
 unsigned long nt_il_index(const struct nt_vma *vma, unsigned long addr, unsigned int shift)
@@ -38,16 +160,29 @@ int nt_il_node(const struct nt_nodemask *mask, unsigned long index, enum nt_il_r
 	return nt_mask_nth(mask, index % weight);
 }
 
+/* The first node of the local zonelist that is in the set: the local node, or unknown. */
+static int nearest_of(const struct nt_nodemask *nodes, const struct nt_vma *vma)
+{
+	if (nt_mask_weight(nodes) == 1)
+		return nt_mask_nth(nodes, 0);
+	if (vma->local_node >= 0 && nt_mask_isset(nodes, vma->local_node))
+		return vma->local_node;
+	return NT_NODE_ANY;
+}
+
 int nt_expect_node(const struct nt_policy *pol, const struct nt_vma *vma, unsigned long addr,
 		   unsigned int shift)
 {
 	int weight = nt_mask_weight(&pol->nodes);
 
+	if (pol->mode == MPOL_DEFAULT || pol->mode == MPOL_LOCAL)
+		return vma->local_node >= 0 ? vma->local_node : NT_NODE_INVALID;
 	if (!weight)
 		return NT_NODE_INVALID;
 	switch (pol->mode) {
 	case MPOL_BIND:
-		return weight == 1 ? nt_mask_nth(&pol->nodes, 0) : NT_NODE_ANY;
+	case MPOL_PREFERRED_MANY:
+		return nearest_of(&pol->nodes, vma);
 	case MPOL_PREFERRED:
 		/* The kernel prefers first_node() of the mask. */
 		return nt_mask_nth(&pol->nodes, 0);
@@ -83,4 +218,13 @@ int nt_expect_counts(const struct nt_policy *pol, const struct nt_vma *vma, unsi
 		counts[node]++;
 	}
 	return 0;
+}
+
+int nt_migrate_node(int node, const struct nt_nodemask *from, const struct nt_nodemask *to)
+{
+	if (!nt_mask_isset(from, node))
+		return node;
+	if (nt_mask_weight(from) != nt_mask_weight(to) && nt_mask_isset(to, node))
+		return node;
+	return nt_node_remap(node, from, to);
 }

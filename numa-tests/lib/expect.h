@@ -3,13 +3,23 @@
  * Where a page must land under a NUMA policy: the one place that computes it.
  * Pure functions of their arguments, so a host unit test can check them.
  *
- * What is modelled, and what is assumed:
+ * What is modelled, and what is assumed (6.1: mm/mempolicy.c vma_alloc_folio(),
+ * policy_node(), policy_nodemask(), alloc_pages_preferred_many()):
+ * - "Local node": the first node of the faulting CPU's zonelist, which is the
+ *   CPU's own node when that node has memory. The caller says which node that
+ *   is (nt_vma_set_local()); NT_NODE_ANY when it does not know (a CPU of a
+ *   memory-less node: the nearest node with memory is not modelled).
+ * - MPOL_DEFAULT and MPOL_LOCAL: the local node; not modelled when unknown.
  * - MPOL_BIND to one node: that node.
- * - MPOL_BIND to a set: the kernel takes the first node of the allocating CPU's
- *   zonelist (nearest by distance) that is in the set and has free memory above
- *   the watermark. That depends on distances and free memory at fault time, so
- *   no single node is promised (NT_NODE_ANY): any node of the set is right, a
- *   node outside it is wrong.
+ * - MPOL_BIND to a set, and MPOL_PREFERRED_MANY: the kernel takes the first
+ *   node of the local node's zonelist that is in the set and has free memory
+ *   above the watermark. When the local node is in the set that is the local
+ *   node (its own zonelist starts with it, distance 10); otherwise the nearest
+ *   node of the set, which depends on distances, tie-breaking at zonelist
+ *   build time and free memory: no single node is promised (NT_NODE_ANY) and
+ *   any node of the set is right, a node outside it is wrong.
+ *   (PREFERRED_MANY may also fall back outside the set when every node of it
+ *   is short of memory; the tests leave room so that it never has to.)
  * - MPOL_PREFERRED: the preferred node, assuming it has free memory for the
  *   whole area (the kernel falls back to other nodes silently when it has not).
  * - MPOL_INTERLEAVE, task or VMA policy, for a page faulted in a VMA: the
@@ -18,12 +28,19 @@
  *   to the index-th node of the set, wrapping around. For an anonymous
  *   private mapping vm_pgoff is vm_start >> PAGE_SHIFT, so 4 KiB page i of an
  *   area starting at vm_start lands on node number (vm_start / 4096 + i) mod
- *   weight of the set, not (i mod weight). Assumes every node of the set has
- *   free memory (interleave allocations fall back silently too).
- * - Not modelled: MPOL_DEFAULT/MPOL_LOCAL (depend on the faulting CPU),
- *   MPOL_PREFERRED_MANY, mode flags (MPOL_F_STATIC_NODES, ...), home_node,
- *   cpuset rebinding, vma-less (kernel) interleave which uses a per-task
- *   rotor, weighted interleave.
+ *   weight of the set, not (i mod weight). For shared memory (shmem: shared
+ *   anonymous, memfd, tmpfs, SysV shm) shmem_alloc_folio() faults through a
+ *   pseudo VMA whose vm_pgoff is the page's index in the object plus the
+ *   object's inode number (shmem_pseudo_vma_init(): "Bias interleave by inode
+ *   number"), so page i of the object lands on node number
+ *   (i_ino + i) mod weight (nt_vma_file() with pgoff = i_ino + the mapping's
+ *   first page in the object). Assumes every node of the set has free memory
+ *   (interleave allocations fall back silently too).
+ * - Mode flags and cpusets (nt_mpol_install(), nt_mpol_rebind()): the nodes
+ *   a policy really uses, from the nodes the caller passed, the flags and the
+ *   cpuset's mems, at creation and after the mems change.
+ * - Not modelled: home_node, vma-less (kernel) interleave which uses a
+ *   per-task rotor, weighted interleave, the nearest node of a set.
  */
 #ifndef NT_EXPECT_H
 #define NT_EXPECT_H
@@ -32,6 +49,14 @@
 #include <stddef.h>
 
 #include "nodemask.h"
+
+/* Mode flags of <linux/mempolicy.h>, which libnuma's <numaif.h> does not define. */
+#ifndef MPOL_F_STATIC_NODES
+#define MPOL_F_STATIC_NODES	(1 << 15)
+#endif
+#ifndef MPOL_F_RELATIVE_NODES
+#define MPOL_F_RELATIVE_NODES	(1 << 14)
+#endif
 
 #define NT_NODE_ANY	(-1)	/* any node of the policy's set is right */
 #define NT_NODE_INVALID	(-2)	/* policy not modelled, or empty set */
@@ -44,10 +69,27 @@ enum nt_il_rule {
 	NT_IL_INDEX_ULONG,
 };
 
-/* A policy as passed to set_mempolicy()/mbind(): a mode without flags, and its nodes. */
+/*
+ * A policy as passed to set_mempolicy()/mbind(): a mode, its nodes, and mode
+ * flags (MPOL_F_STATIC_NODES or MPOL_F_RELATIVE_NODES, or'ed into the mode
+ * argument by the callers; 0 for none). The expectation functions below read
+ * mode and nodes as the nodes the kernel really uses: for a policy with flags,
+ * or under a cpuset, take them from nt_mpol_install() first.
+ */
 struct nt_policy {
 	int mode;
 	struct nt_nodemask nodes;
+	unsigned int flags;
+};
+
+/*
+ * What the kernel keeps of a policy (struct mempolicy in 6.1), enough to
+ * follow it through cpuset changes.
+ */
+struct nt_mempolicy {
+	struct nt_policy pol;		/* mode, pol->nodes, flags: what allocations use */
+	struct nt_nodemask user;	/* w.user_nodemask, kept when a mode flag is set */
+	struct nt_nodemask mems;	/* w.cpuset_mems_allowed, kept without a flag */
 };
 
 /* What the kernel looks at when it picks the node of a page faulted at addr. */
@@ -56,18 +98,51 @@ struct nt_vma {
 	unsigned long pgoff;		/* vm_pgoff, in base pages */
 	unsigned int page_shift;	/* base page shift */
 	enum nt_il_rule il_rule;
+	int local_node;			/* the faulting CPU's node, NT_NODE_ANY when unknown */
 };
 
-/* A policy of mode over the single node. */
+/* A policy of mode over the single node, no mode flags. */
 void nt_policy_one(struct nt_policy *pol, int mode, int node);
 /*
- * The VMA of an anonymous private mapping whose vm_start is start: do_mmap()
+ * The VMA of an anonymous private mapping whose vm_start is start (the local
+ * node unknown): do_mmap()
  * sets vm_pgoff = start >> PAGE_SHIFT, and merging and splitting keep
  * vm_pgoff + (addr - vm_start) >> PAGE_SHIFT == addr >> PAGE_SHIFT. Not true
  * after mremap() moved faulted pages: vm_pgoff keeps the old address.
  */
 void nt_vma_anon(struct nt_vma *vma, unsigned long start, unsigned int page_shift,
 		 enum nt_il_rule il_rule);
+/*
+ * The VMA a shared mapping's (shmem object's) pages are allocated for, whose
+ * vm_start is start: vm_pgoff = pgoff, which for shmem is the inode number
+ * plus the object's page mapped at start (see above).
+ */
+void nt_vma_file(struct nt_vma *vma, unsigned long start, unsigned long pgoff,
+		 unsigned int page_shift, enum nt_il_rule il_rule);
+/* Says which node faults in vma happen on (see "local node" above). */
+void nt_vma_set_local(struct nt_vma *vma, int node);
+/*
+ * The policy the kernel installs for set_mempolicy()/mbind() of user
+ * (mpol_new() and mpol_set_nodemask() in 6.1), given the mems of the task's
+ * cpuset (cpuset_current_mems_allowed) and the nodes with memory
+ * (N_MEMORY). 0, or -EINVAL where the kernel refuses the policy.
+ */
+int nt_mpol_install(struct nt_mempolicy *mp, const struct nt_policy *user,
+		    const struct nt_nodemask *cpuset_mems, const struct nt_nodemask *memory);
+/*
+ * mp after its cpuset's mems became new_mems (mpol_rebind_policy() in 6.1).
+ * Default and local policies do not change.
+ */
+void nt_mpol_rebind(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems);
+/*
+ * Where do_migrate_pages(mm, from, to) (migrate_pages(2), and a cgroup v2
+ * cpuset's mems change, cpuset_migrate_mm()) puts a page that is on node:
+ * a page of the n-th node of from goes to the (n mod weight(to))-th node of
+ * to (nodes_remap()), except that when from and to differ in weight, pages on
+ * a node that is in to stay ("[0-7] -> [3,4,5] moves only 0,1,2,6,7",
+ * mm/mempolicy.c 6.1). The order it moves nodes in moves no page twice.
+ */
+int nt_migrate_node(int node, const struct nt_nodemask *from, const struct nt_nodemask *to);
 /* Interleave index of the page of size 1 << shift at addr (shift >= page_shift). */
 unsigned long nt_il_index(const struct nt_vma *vma, unsigned long addr, unsigned int shift);
 /* Node the index-th page goes to: the (index mod weight)-th node of mask. */

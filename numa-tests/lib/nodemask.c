@@ -138,3 +138,76 @@ char *nt_mask_format(const struct nt_nodemask *m, char *buf, size_t len)
 	}
 	return buf;
 }
+
+/* Position of node among the nodes of m, or -1 when it is not in m. */
+static int mask_ord(const struct nt_nodemask *m, int node)
+{
+	int n, ord = 0;
+
+	if (!nt_mask_isset(m, node))
+		return -1;
+	nt_mask_for_each(n, m) {
+		if (n == node)
+			break;
+		ord++;
+	}
+	return ord;
+}
+
+int nt_node_remap(int node, const struct nt_nodemask *old, const struct nt_nodemask *new)
+{
+	int ord = mask_ord(old, node), w = nt_mask_weight(new);
+
+	if (ord < 0 || !w)
+		return node;
+	return nt_mask_nth(new, ord % w);
+}
+
+void nt_mask_remap(struct nt_nodemask *dst, const struct nt_nodemask *src,
+		   const struct nt_nodemask *old, const struct nt_nodemask *new)
+{
+	struct nt_nodemask out;
+	int node;
+
+	nt_mask_clear(&out);
+	nt_mask_for_each(node, src)
+		nt_mask_set(&out, nt_node_remap(node, old, new));
+	*dst = out;
+}
+
+void nt_mask_fold(struct nt_nodemask *dst, const struct nt_nodemask *orig, int sz)
+{
+	struct nt_nodemask out;
+	int node;
+
+	nt_mask_clear(&out);
+	if (sz > 0)
+		nt_mask_for_each(node, orig)
+			nt_mask_set(&out, node % sz);
+	*dst = out;
+}
+
+void nt_mask_onto(struct nt_nodemask *dst, const struct nt_nodemask *orig,
+		  const struct nt_nodemask *relmap)
+{
+	struct nt_nodemask out;
+	int node, m = 0;
+
+	nt_mask_clear(&out);
+	nt_mask_for_each(node, relmap) {
+		if (nt_mask_isset(orig, m))
+			nt_mask_set(&out, node);
+		m++;
+	}
+	*dst = out;
+}
+
+bool nt_mask_equal(const struct nt_nodemask *a, const struct nt_nodemask *b)
+{
+	return !memcmp(a->bits, b->bits, sizeof(a->bits));
+}
+
+bool nt_mask_empty(const struct nt_nodemask *m)
+{
+	return nt_mask_next(m, -1) < 0;
+}

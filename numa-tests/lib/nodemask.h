@@ -36,6 +36,26 @@ int nt_mask_parse(const char *s, struct nt_nodemask *m);
 /* Formats m as a node list ("0-3,5", "" when empty); returns buf. */
 char *nt_mask_format(const struct nt_nodemask *m, char *buf, size_t len);
 
+/*
+ * The kernel's node-set remapping (lib/bitmap.c in 6.1), which mempolicy uses
+ * to move a policy's nodes when a cpuset's mems change.
+ *
+ * nt_mask_remap(): bitmap_remap(). The n-th node of old maps to the
+ * (n mod weight(new))-th node of new; a node not in old maps to itself; with
+ * old or new empty, src is copied.
+ */
+void nt_mask_remap(struct nt_nodemask *dst, const struct nt_nodemask *src,
+		   const struct nt_nodemask *old, const struct nt_nodemask *new);
+/* bitmap_bitremap(): where nt_mask_remap() sends the single node. */
+int nt_node_remap(int node, const struct nt_nodemask *old, const struct nt_nodemask *new);
+/* bitmap_fold(): node n of orig sets node n mod sz (sz > 0). */
+void nt_mask_fold(struct nt_nodemask *dst, const struct nt_nodemask *orig, int sz);
+/* bitmap_onto(): when node m is in orig, the m-th node of relmap is in dst. */
+void nt_mask_onto(struct nt_nodemask *dst, const struct nt_nodemask *orig,
+		  const struct nt_nodemask *relmap);
+bool nt_mask_equal(const struct nt_nodemask *a, const struct nt_nodemask *b);
+bool nt_mask_empty(const struct nt_nodemask *m);
+
 #define nt_mask_for_each(node, m) \
 	for ((node) = nt_mask_next((m), -1); (node) >= 0; (node) = nt_mask_next((m), (node)))
 

@@ -46,12 +46,12 @@ static void describe_expected(const struct nt_policy *pol, int want, char *buf, 
 
 /* Whether page i, found at status, is right; says why not for the first few. */
 static bool page_ok(const struct nt_area *a, const struct nt_policy *pol,
-		    const struct nt_vma *vma, size_t i, int status, long bad)
+		    const struct nt_vma *vma, unsigned int shift, size_t i, int status, long bad)
 {
 	unsigned long addr = (unsigned long)a->addr + i * a->page_size;
 	char want[160];
 
-	if (status >= 0 && nt_expect_ok(pol, vma, addr, vma->page_shift, status))
+	if (status >= 0 && nt_expect_ok(pol, vma, addr, shift, status))
 		return true;
 	if (bad >= MAX_REPORTED)
 		return false;
@@ -60,7 +60,7 @@ static bool page_ok(const struct nt_area *a, const struct nt_policy *pol,
 			    strerror(-status));
 		return false;
 	}
-	describe_expected(pol, nt_expect_node(pol, vma, addr, vma->page_shift), want,
+	describe_expected(pol, nt_expect_node(pol, vma, addr, shift), want,
 			  sizeof(want));
 	nt_tap_diag("page %zu (%#lx): on node %d, expected %s", i, addr, status, want);
 	return false;
@@ -68,6 +68,13 @@ static bool page_ok(const struct nt_area *a, const struct nt_policy *pol,
 
 long nt_check_placement(const struct nt_area *a, const struct nt_policy *pol,
 			const struct nt_vma *vma, long per_node[NT_MAX_NODES])
+{
+	return nt_check_placement_shift(a, pol, vma, vma->page_shift, per_node);
+}
+
+long nt_check_placement_shift(const struct nt_area *a, const struct nt_policy *pol,
+			      const struct nt_vma *vma, unsigned int shift,
+			      long per_node[NT_MAX_NODES])
 {
 	long bad = 0;
 	int *status;
@@ -86,7 +93,7 @@ long nt_check_placement(const struct nt_area *a, const struct nt_policy *pol,
 	for (i = 0; i < a->npages; i++) {
 		if (status[i] >= 0 && status[i] < NT_MAX_NODES)
 			per_node[status[i]]++;
-		if (!page_ok(a, pol, vma, i, status[i], bad))
+		if (!page_ok(a, pol, vma, shift, i, status[i], bad))
 			bad++;
 	}
 	if (bad > MAX_REPORTED)

@@ -23,5 +23,12 @@ int nt_pages_nodes(const void *start, size_t npages, size_t page_size, int *stat
  */
 long nt_check_placement(const struct nt_area *a, const struct nt_policy *pol,
 			const struct nt_vma *vma, long per_node[NT_MAX_NODES]);
+/*
+ * The same for an area of pages of 1 << shift bytes (a THP-backed area:
+ * shift 21), still reading and counting every base page.
+ */
+long nt_check_placement_shift(const struct nt_area *a, const struct nt_policy *pol,
+			      const struct nt_vma *vma, unsigned int shift,
+			      long per_node[NT_MAX_NODES]);
 
 #endif

@@ -1,13 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tap.h"
 
 #define BAIL_STATUS	2
 
-static unsigned int planned, done, failed;
+/*
+ * The counters, in a shared page after nt_tap_start() so that forked children
+ * number and count their results in the parent's plan.
+ */
+struct tap_state {
+	unsigned int planned, done, failed;
+	pid_t owner;		/* the process that started TAP */
+};
+
+static struct tap_state private_state;
+static struct tap_state *st = &private_state;
 
 /* One line, flushed at once so that a crash or a timeout loses nothing printed. */
 static void line(const char *prefix, const char *fmt, va_list ap, const char *suffix)
@@ -31,12 +46,19 @@ static void linef(const char *fmt, ...)
 
 void nt_tap_start(void)
 {
+	void *p = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p != MAP_FAILED)
+		st = p;
+	memset(st, 0, sizeof(*st));
+	st->owner = getpid();
 	linef("TAP version 13");
 }
 
 void nt_tap_plan(unsigned int count)
 {
-	planned = count;
+	st->planned = count;
 	linef("1..%u", count);
 }
 
@@ -54,7 +76,7 @@ static void result(const char *status, const char *fmt, va_list ap, const char *
 {
 	char prefix[32];
 
-	snprintf(prefix, sizeof(prefix), "%s %u - ", status, ++done);
+	snprintf(prefix, sizeof(prefix), "%s %u - ", status, ++st->done);
 	line(prefix, fmt, ap, reason);
 }
 
@@ -63,7 +85,7 @@ bool nt_tap_result(bool ok, const char *fmt, ...)
 	va_list ap;
 
 	if (!ok)
-		failed++;
+		st->failed++;
 	va_start(ap, fmt);
 	result(ok ? "ok" : "not ok", fmt, ap, "");
 	va_end(ap);
@@ -76,7 +98,7 @@ void nt_tap_skip(const char *reason, const char *fmt, ...)
 	va_list ap;
 
 	if (!reason || !*reason)
-		nt_tap_bail("skip of test %u without a reason", done + 1);
+		nt_tap_bail("skip of test %u without a reason", st->done + 1);
 	snprintf(suffix, sizeof(suffix), " # SKIP %s", reason);
 	va_start(ap, fmt);
 	result("ok", fmt, ap, suffix);
@@ -94,21 +116,71 @@ void nt_tap_diag(const char *fmt, ...)
 
 void nt_tap_bail(const char *fmt, ...)
 {
+	bool child = st->owner && getpid() != st->owner;
 	va_list ap;
 
 	va_start(ap, fmt);
-	line("Bail out! ", fmt, ap, "");
+	line(child ? "# child gives up: " : "Bail out! ", fmt, ap, "");
 	va_end(ap);
+	if (child)
+		_exit(BAIL_STATUS);
 	exit(BAIL_STATUS);
+}
+
+unsigned int nt_tap_count(void)
+{
+	return st->done;
+}
+
+pid_t nt_tap_fork(void)
+{
+	if (st == &private_state)
+		nt_tap_bail("nt_tap_fork() before nt_tap_start(), or no shared page for the counters");
+	if (fflush(NULL))
+		nt_tap_bail("flushing output before fork()");
+	return fork();
+}
+
+static void describe_status(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "wait status %#x", status);
+}
+
+int nt_tap_wait(pid_t pid, unsigned int until, const char *what)
+{
+	char how[96];
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			nt_tap_bail("%s: waitpid: %s", what, strerror(errno));
+	if (st->done > until)
+		nt_tap_bail("%s: the child reported %u subtests, %u were planned for it", what,
+			    st->done, until);
+	if (st->done == until && WIFEXITED(status) && !WEXITSTATUS(status))
+		return status;
+	describe_status(status, how, sizeof(how));
+	if (st->done == until)
+		nt_tap_result(false, "%s: child ended with %s", what, how);
+	while (st->done < until)
+		nt_tap_result(false, "%s: check %u not reached: the child ended with %s", what,
+			      st->done + 1, how);
+	return status;
 }
 
 int nt_tap_finish(void)
 {
-	if (done != planned) {
-		nt_tap_diag("planned %u tests but ran %u", planned, done);
+	if (st->done != st->planned) {
+		nt_tap_diag("planned %u tests but ran %u", st->planned, st->done);
 		return 1;
 	}
-	if (failed)
-		nt_tap_diag("%u of %u tests failed", failed, done);
-	return failed ? 1 : 0;
+	if (st->failed)
+		nt_tap_diag("%u of %u tests failed", st->failed, st->done);
+	return st->failed ? 1 : 0;
 }

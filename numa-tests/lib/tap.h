@@ -9,6 +9,7 @@
 #define NT_TAP_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #define NT_PRINTF(f, a)	__attribute__((format(printf, f, a)))
 
@@ -23,6 +24,22 @@ void nt_tap_skip(const char *reason, const char *fmt, ...) NT_PRINTF(2, 3);
 void nt_tap_diag(const char *fmt, ...) NT_PRINTF(1, 2);
 /* "Bail out! reason" for an unexpected error, and exit 2. */
 void nt_tap_bail(const char *fmt, ...) NT_PRINTF(1, 2) __attribute__((noreturn));
+/*
+ * Subtests reported by forked children. After nt_tap_start() the counters live
+ * in a shared page, so a child's results take the next numbers of the
+ * parent's plan; run one reporting child at a time. In a child,
+ * nt_tap_bail() says why in a diagnostic and ends only the child.
+ *
+ * nt_tap_fork(): fflush() and fork(). nt_tap_wait(): waits for the child and,
+ * when it did not exit 0 having reported exactly up to subtest number until,
+ * reports each missing subtest (or one extra) as failed, naming what and how
+ * the child ended. Returns its wait status. Compute until before the child
+ * can report anything (before fork(), or before letting it go on).
+ */
+pid_t nt_tap_fork(void);
+int nt_tap_wait(pid_t pid, unsigned int until, const char *what);
+/* Subtests reported so far (the number of the last one). */
+unsigned int nt_tap_count(void);
 /* Exit status: 1 if a test failed or the plan was not met, else 0. */
 int nt_tap_finish(void);
 

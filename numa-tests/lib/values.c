@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "values.h"
@@ -132,4 +133,32 @@ int nt_parse_size(const char *s, size_t *size)
 		return -ERANGE;
 	*size = v << shift;
 	return 0;
+}
+
+#define SIZE_ENV	"NUMA_TESTS_AREA_SIZE"
+
+static void size_usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [-s SIZE]  (bytes, or with K/M/G; also %s)\n", prog,
+		SIZE_ENV);
+	exit(2);
+}
+
+size_t nt_area_size_arg(int argc, char **argv, size_t def)
+{
+	const char *arg = getenv(SIZE_ENV);
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = def;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "s:h")) != -1) {
+		if (opt != 's')
+			size_usage(argv[0]);
+		arg = optarg;
+	}
+	if (optind != argc || page <= 0)
+		size_usage(argv[0]);
+	if (arg && (nt_parse_size(arg, &size) || !size))
+		size_usage(argv[0]);
+	return (size + page - 1) / page * page;
 }

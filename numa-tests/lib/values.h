@@ -21,5 +21,11 @@ int nt_parse_values(FILE *f, const char *const *keys, long *vals, int n,
 int nt_read_values(const char *path, const char *const *keys, long *vals, int n);
 /* "4096", "64K", "8M", "1G" (binary units) -> bytes; 0 or -EINVAL/-ERANGE. */
 int nt_parse_size(const char *s, size_t *size);
+/*
+ * A test's area size: -s SIZE on the command line, else the environment
+ * variable NUMA_TESTS_AREA_SIZE, else def; rounded up to whole pages. Prints
+ * the usage and exits 2 on anything else.
+ */
+size_t nt_area_size_arg(int argc, char **argv, size_t def);
 
 #endif

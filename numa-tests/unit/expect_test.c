@@ -188,10 +188,228 @@ static void test_bind_preferred(void)
 		"bind to no node: invalid");
 }
 
+static void is_mask(const struct nt_nodemask *got, const char *want, const char *name)
+{
+	struct nt_nodemask w = mask_of(want);
+	char buf[128];
+
+	if (!nt_tap_result(nt_mask_equal(got, &w), "%s", name))
+		nt_tap_diag("got nodes \"%s\", want \"%s\"", nt_mask_format(got, buf, sizeof(buf)),
+			    want);
+}
+
+/*
+ * lib/bitmap.c semantics, worked by hand. remap: the n-th node of old goes to
+ * the (n mod weight(new))-th node of new, nodes outside old stay. fold: node
+ * n goes to n mod sz. onto: position m set in orig selects the m-th node of
+ * relmap.
+ */
+static void test_remap(void)
+{
+	struct nt_nodemask old = mask_of("4-7"), new = mask_of("12-15"), src = mask_of("1,5,7");
+	struct nt_nodemask dst;
+
+	/* bitmap_remap()'s own example: 4-7 -> 12-15 maps 5 to 13, 7 to 15, keeps 1. */
+	nt_mask_remap(&dst, &src, &old, &new);
+	is_mask(&dst, "1,13,15", "remap: 1,5,7 from 4-7 onto 12-15 is 1,13,15");
+	/* 0-3 onto 1,3: ordinals 0,1,2,3 -> 0,1,0,1 mod 2 -> nodes 1,3,1,3. */
+	old = mask_of("0-3");
+	new = mask_of("1,3");
+	is_long(nt_node_remap(2, &old, &new), 1, "remap: node 2 of 0-3 onto 1,3 is node 1");
+	is_long(nt_node_remap(3, &old, &new), 3, "remap: node 3 of 0-3 onto 1,3 is node 3");
+	is_long(nt_node_remap(5, &old, &new), 5, "remap: node 5, not in 0-3, stays node 5");
+	src = mask_of("0,2,5");
+	nt_mask_fold(&dst, &src, 3);
+	is_mask(&dst, "0,2", "fold: 0,2,5 modulo 3 is 0,2");
+	src = mask_of("0,2");
+	new = mask_of("3,5,7");
+	nt_mask_onto(&dst, &src, &new);
+	is_mask(&dst, "3,7", "onto: positions 0,2 of 3,5,7 are nodes 3,7");
+}
+
+/* Creation (mpol_set_nodemask()) on a machine with memory on nodes 0-3, all allowed. */
+static void test_install(void)
+{
+	struct nt_nodemask all = mask_of("0-3"), holes = mask_of("0,2");
+	struct nt_policy u = { .mode = MPOL_INTERLEAVE, .nodes = mask_of("5"),
+			       .flags = MPOL_F_RELATIVE_NODES };
+	struct nt_mempolicy mp;
+
+	/* Relative: 5 mod 4 = position 1 of 0-3 = node 1. */
+	is_long(nt_mpol_install(&mp, &u, &all, &all), 0, "install: relative 5 is accepted");
+	is_mask(&mp.pol.nodes, "1", "install: relative interleave 5 on 0-3 uses node 1");
+	u.nodes = mask_of("4,6");
+	nt_mpol_install(&mp, &u, &all, &all);
+	is_mask(&mp.pol.nodes, "0,2", "install: relative 4,6 on 0-3 uses nodes 0,2");
+	/* Relative on memory nodes 0,2 only: 1 mod 2 = position 1 = node 2. */
+	u.nodes = mask_of("1");
+	nt_mpol_install(&mp, &u, &all, &holes);
+	is_mask(&mp.pol.nodes, "2", "install: relative 1 with memory on 0,2 uses node 2");
+	/* Static and flagless: the named nodes that are usable. */
+	u.mode = MPOL_BIND;
+	u.flags = MPOL_F_STATIC_NODES;
+	u.nodes = mask_of("1,5");
+	nt_mpol_install(&mp, &u, &all, &all);
+	is_mask(&mp.pol.nodes, "1", "install: static bind 1,5 on 0-3 uses node 1");
+	is_mask(&mp.user, "1,5", "install: static bind keeps the user's 1,5");
+	u.nodes = mask_of("5");
+	is_long(nt_mpol_install(&mp, &u, &all, &all), -EINVAL,
+		"install: static bind 5 on 0-3 has no usable node: EINVAL");
+	u.flags = MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES;
+	u.nodes = mask_of("1");
+	is_long(nt_mpol_install(&mp, &u, &all, &all), -EINVAL,
+		"install: static and relative together: EINVAL");
+	u.flags = 0;
+	u.nodes = mask_of("1");
+	is_long(nt_mpol_install(&mp, &u, &all, &holes), -EINVAL,
+		"install: bind 1 where node 1 has no memory: EINVAL");
+	u.mode = MPOL_PREFERRED;
+	u.nodes = mask_of("2-3");
+	nt_mpol_install(&mp, &u, &all, &all);
+	is_mask(&mp.pol.nodes, "2", "install: preferred 2-3 keeps the first node, 2");
+	nt_mask_clear(&u.nodes);
+	nt_mpol_install(&mp, &u, &all, &all);
+	is_long(mp.pol.mode, MPOL_LOCAL, "install: preferred with no node is local");
+	u.flags = MPOL_F_STATIC_NODES;
+	is_long(nt_mpol_install(&mp, &u, &all, &all), -EINVAL,
+		"install: preferred with no node and a flag: EINVAL");
+}
+
+/* Rebinding when the cpuset's mems change: the admin guide's examples, on 8 memory nodes. */
+static void test_rebind(void)
+{
+	struct nt_nodemask mem = mask_of("0-15"), mems = mask_of("1-3");
+	struct nt_policy u = { .mode = MPOL_INTERLEAVE, .nodes = mask_of("1-3"),
+			       .flags = MPOL_F_STATIC_NODES };
+	struct nt_mempolicy mp;
+
+	/* "mems 1-3 ... change to 3-5": static interleaves over 3 only, flagless over 3-5. */
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("3-5");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "3", "rebind: static interleave 1-3, mems 1-3 -> 3-5 uses 3");
+	u.flags = 0;
+	mems = mask_of("1-3");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("3-5");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "3-5", "rebind: interleave 1-3, mems 1-3 -> 3-5 uses 3-5");
+	/* "mems 2-5 ... change to 3-7 ... 3,5-7 ... then to 0,2-3,5 ... 0,2-3,5". */
+	u.flags = MPOL_F_RELATIVE_NODES;
+	u.nodes = mask_of("2-5");
+	mems = mask_of("2-5");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	is_mask(&mp.pol.nodes, "2-5", "rebind: relative 2-5 in mems 2-5 uses 2-5");
+	mems = mask_of("3-7");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "3,5-7", "rebind: relative 2-5, mems -> 3-7 uses 3,5-7");
+	mems = mask_of("0,2-3,5");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "0,2-3,5", "rebind: relative 2-5, mems -> 0,2-3,5 uses 0,2-3,5");
+	/* "1,3,5 may be remapped to 7-9 and then to 1-3": flagless, mems 1-5 -> 7-9 -> 1-5. */
+	u.flags = 0;
+	u.nodes = mask_of("1,3,5");
+	mems = mask_of("1-5");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("7-9");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "7-9", "rebind: 1,3,5 in mems 1-5, mems -> 7-9 uses 7-9");
+	mems = mask_of("1-5");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "1-3", "rebind: and mems back to 1-5 uses 1-3, not 1,3,5");
+	/* Static 1 in mems 2-3: nothing left, so the whole of the new mems. */
+	u.flags = MPOL_F_STATIC_NODES;
+	u.nodes = mask_of("1");
+	mems = mask_of("0-3");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("2-3");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "2-3", "rebind: static 1, mems -> 2-3 uses all of 2-3");
+	/* 6.1's mpol_rebind_preferred() keeps the node. */
+	u.mode = MPOL_PREFERRED;
+	u.flags = 0;
+	u.nodes = mask_of("1");
+	mems = mask_of("0-3");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("2-3");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "1", "rebind: preferred 1, mems -> 2-3 still names node 1");
+}
+
+/* The local node decides default, local, bind to a set and preferred-many. */
+static void test_local(void)
+{
+	struct nt_policy pol = { .mode = MPOL_BIND, .nodes = mask_of("1,3") };
+	unsigned long a = 0x7f0000001000UL;
+	struct nt_vma vma;
+
+	nt_vma_anon(&vma, a, PAGE_SHIFT, NT_IL_INDEX_U32);
+	nt_vma_set_local(&vma, 3);
+	is_long(nt_expect_node(&pol, &vma, a, PAGE_SHIFT), 3,
+		"local: bind 1,3 faulted on node 3 is node 3");
+	nt_vma_set_local(&vma, 0);
+	is_long(nt_expect_node(&pol, &vma, a, PAGE_SHIFT), NT_NODE_ANY,
+		"local: bind 1,3 faulted on node 0 is some node of 1,3");
+	pol.mode = MPOL_PREFERRED_MANY;
+	nt_vma_set_local(&vma, 1);
+	is_long(nt_expect_node(&pol, &vma, a, PAGE_SHIFT), 1,
+		"local: preferred-many 1,3 faulted on node 1 is node 1");
+	nt_vma_set_local(&vma, 2);
+	nt_tap_result(nt_expect_ok(&pol, &vma, a, PAGE_SHIFT, 3) &&
+		      !nt_expect_ok(&pol, &vma, a, PAGE_SHIFT, 2),
+		      "local: preferred-many 1,3 faulted on node 2: 3 is right, 2 is wrong");
+	pol.mode = MPOL_DEFAULT;
+	nt_mask_clear(&pol.nodes);
+	is_long(nt_expect_node(&pol, &vma, a, PAGE_SHIFT), 2,
+		"local: default policy faulted on node 2 is node 2");
+	nt_vma_set_local(&vma, NT_NODE_ANY);
+	is_long(nt_expect_node(&pol, &vma, a, PAGE_SHIFT), NT_NODE_INVALID,
+		"local: default policy with the local node unknown: not modelled");
+}
+
+/* do_migrate_pages(): the comment's own examples, and a superset. */
+static void test_migrate(void)
+{
+	struct nt_nodemask from = mask_of("2-4"), to = mask_of("3-5");
+
+	/* "[2,3,4] -> [3,4,5] moves everything." */
+	is_long(nt_migrate_node(2, &from, &to), 3, "migrate: 2-4 -> 3-5 moves node 2 to 3");
+	is_long(nt_migrate_node(4, &from, &to), 5, "migrate: 2-4 -> 3-5 moves node 4 to 5");
+	/* "[0-7] -> [3,4,5] moves only 0,1,2,6,7": 6 is the 7th node, 6 mod 3 = 0: node 3. */
+	from = mask_of("0-7");
+	is_long(nt_migrate_node(4, &from, &to), 4, "migrate: 0-7 -> 3-5 leaves node 4");
+	is_long(nt_migrate_node(6, &from, &to), 3, "migrate: 0-7 -> 3-5 moves node 6 to 3");
+	/* 2-3 -> 0-3: weights differ and 2, 3 are in the destination: nothing moves. */
+	from = mask_of("2-3");
+	to = mask_of("0-3");
+	is_long(nt_migrate_node(3, &from, &to), 3, "migrate: 2-3 -> 0-3 leaves node 3");
+	/* 0-1 -> 2-3: same weight, disjoint: 0 to 2, 1 to 3. */
+	from = mask_of("0-1");
+	to = mask_of("2-3");
+	is_long(nt_migrate_node(1, &from, &to), 3, "migrate: 0-1 -> 2-3 moves node 1 to 3");
+}
+
+/* Shared memory: the index is the page's index in the object. */
+static void test_file(void)
+{
+	struct nt_policy pol = { .mode = MPOL_INTERLEAVE, .nodes = mask_of("0-3") };
+	unsigned long start = 0x7f0000003000UL;
+	struct nt_vma vma;
+
+	/* Object page 5 mapped from page 0: 5 mod 4 = node 1 (anonymous would say 8 mod 4 = 0). */
+	nt_vma_file(&vma, start, 0, PAGE_SHIFT, NT_IL_INDEX_U32);
+	is_long(nt_expect_node(&pol, &vma, start + 5 * 4096, PAGE_SHIFT), 1,
+		"file: page 5 of a shared object interleaved over 0-3 is node 1");
+	/* Mapped from object page 2: the page at start + 5 pages is object page 7, node 3. */
+	nt_vma_file(&vma, start, 2, PAGE_SHIFT, NT_IL_INDEX_U32);
+	is_long(nt_expect_node(&pol, &vma, start + 5 * 4096, PAGE_SHIFT), 3,
+		"file: mapped from page 2, the 6th page is object page 7, node 3");
+}
+
 int main(void)
 {
 	nt_tap_start();
-	nt_tap_plan(40);
+	nt_tap_plan(40 + 6 + 12 + 9 + 6 + 6 + 2);
 	test_nodemask();
 	test_index();
 	test_index_thp();
@@ -199,5 +417,11 @@ int main(void)
 	test_interleave_aligned();
 	test_counts();
 	test_bind_preferred();
+	test_remap();
+	test_install();
+	test_rebind();
+	test_local();
+	test_migrate();
+	test_file();
 	return nt_tap_finish();
 }

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pageflags.h"
+#include "tap.h"
+
+#define PM_PRESENT	(UINT64_C(1) << 63)
+#define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
+#define MAX_REPORTED	8
+
+static int read_exact(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pread(fd, buf, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf = (char *)buf + n;
+		len -= n;
+		off += n;
+	}
+	return 0;
+}
+
+static int frame_flags(int kfd, uint64_t entry, uint64_t *flags)
+{
+	uint64_t pfn = entry & PM_PFN_MASK;
+
+	if (!(entry & PM_PRESENT)) {
+		*flags = NT_PAGE_ABSENT;
+		return 0;
+	}
+	if (!pfn)		/* present but hidden: pagemap zeroes PFNs for the unprivileged */
+		return -EPERM;
+	return read_exact(kfd, flags, sizeof(*flags), pfn * sizeof(*flags));
+}
+
+int nt_pages_flags(const void *start, size_t npages, size_t page_size, uint64_t *flags)
+{
+	size_t base = sysconf(_SC_PAGESIZE), step = page_size / base, i;
+	uint64_t *entries;
+	int pfd, kfd, err;
+
+	entries = malloc(npages * step * sizeof(*entries));
+	if (!entries)
+		return -ENOMEM;
+	pfd = open("/proc/self/pagemap", O_RDONLY);
+	kfd = open("/proc/kpageflags", O_RDONLY);
+	err = pfd < 0 || kfd < 0 ? -errno : 0;
+	if (!err)
+		err = read_exact(pfd, entries, npages * step * sizeof(*entries),
+				 (uintptr_t)start / base * sizeof(*entries));
+	for (i = 0; !err && i < npages; i++)
+		err = frame_flags(kfd, entries[i * step], &flags[i]);
+	if (pfd >= 0)
+		close(pfd);
+	if (kfd >= 0)
+		close(kfd);
+	free(entries);
+	if (err)
+		nt_tap_diag("reading pagemap and kpageflags: %s", strerror(-err));
+	return err;
+}
+
+/* What is wrong with one page's flags, or NULL. */
+static const char *page_problem(uint64_t f, const struct nt_flags_want *want, bool *head)
+{
+	bool lock_flags = true;
+
+	*head = false;
+	if (f & NT_PAGE_ABSENT)
+		return "not present";
+	if (want->thp_pages) {
+		if (!(f & NT_KPF(NT_KPF_THP)))
+			return "not part of a huge page (KPF_THP clear)";
+		*head = f & NT_KPF(NT_KPF_COMPOUND_HEAD);
+		lock_flags = *head;
+	}
+	if (lock_flags && !!(f & NT_KPF(NT_KPF_MLOCKED)) != want->mlocked)
+		return want->mlocked ? "KPF_MLOCKED clear" : "KPF_MLOCKED set";
+	if (lock_flags && !!(f & NT_KPF(NT_KPF_UNEVICTABLE)) != want->unevictable)
+		return want->unevictable ? "KPF_UNEVICTABLE clear" : "KPF_UNEVICTABLE set";
+	return NULL;
+}
+
+long nt_check_flags(const void *start, size_t npages, size_t page_size,
+		    const struct nt_flags_want *want)
+{
+	uint64_t *flags;
+	long bad = 0;
+	const char *why;
+	size_t i, heads = 0;
+	bool head;
+	int err;
+
+	flags = malloc(npages * sizeof(*flags));
+	if (!flags)
+		return -ENOMEM;
+	err = nt_pages_flags(start, npages, page_size, flags);
+	for (i = 0; !err && i < npages; i++) {
+		why = page_problem(flags[i], want, &head);
+		heads += head;
+		if (!why)
+			continue;
+		if (bad++ < MAX_REPORTED)
+			nt_tap_diag("page %zu (%p): %s (kpageflags %#llx)", i,
+				    (const char *)start + i * page_size, why,
+				    (unsigned long long)flags[i]);
+	}
+	if (!err && want->thp_pages && heads * want->thp_pages != npages && !bad) {
+		/* Each huge page has exactly one head. */
+		nt_tap_diag("%zu huge page heads among %zu pages", heads, npages);
+		bad = 1;
+	}
+	free(flags);
+	if (bad > MAX_REPORTED)
+		nt_tap_diag("... %ld pages in all", bad);
+	return err ? err : bad;
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mbind() with MPOL_MF_MOVE, MPOL_MF_MOVE_ALL and MPOL_MF_STRICT on memory
+ * that is already locked: moved pages stay locked and their accounting moves
+ * with them; pages that may not move stay where they are, locked.
+ *
+ * A private anonymous range is bound to node A and mlocked, in a child pinned
+ * to one CPU. Then, "next" meaning the next usable node, wrapping around:
+ *
+ *  1. mbind(next, MPOL_MF_MOVE): returns 0, every page moves.
+ *  2. mbind(next, MPOL_MF_STRICT): the pages are not on that node, so EIO;
+ *     nothing moves and the VMA keeps its policy (get_mempolicy()).
+ *  3. mbind(next, MPOL_MF_MOVE | MPOL_MF_STRICT): returns 0, every page moves.
+ *  4. A forked process now shares every page (copy-on-write, not written).
+ *     mbind(next, MPOL_MF_MOVE): returns 0 and moves nothing: MPOL_MF_MOVE
+ *     leaves pages that another process maps (migrate_folio_add() in 6.1:
+ *     folio_estimated_sharers() > 1).
+ *  5. mbind(same node, MPOL_MF_MOVE_ALL): returns 0, every shared page moves.
+ *  6. The other process exits.
+ *  7. munlock(): everything back at its baseline.
+ *
+ * After each step the whole locked state is checked (lib/locked.h
+ * nt_lk_locked()): placement, data, VmLck, smaps Locked, per-node Mlocked and
+ * Unevictable, events, kpageflags. While the other process shares the pages,
+ * smaps Locked is the proportional share: half of the range (each page is
+ * mapped twice), and VmLck and data are not rechecked. Each page moved counts
+ * unevictable_pgs_stranded, rescued, mlocked and culled once (see
+ * migrate_locked.c).
+ *
+ * Usage: mbind_move_locked [-s SIZE]  (or NUMA_TESTS_AREA_SIZE; default 1M)
+ * Needs root (MPOL_MF_MOVE_ALL needs CAP_SYS_NICE) and two usable memory nodes.
+ */
+#include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "locked.h"
+#include "tap.h"
+#include "values.h"
+
+#define DEFAULT_SIZE	(1UL << 20)
+#define SHARED_CHECKS	6
+#define CHECKS		(5 * NT_LK_LOCKED_CHECKS + 2 * SHARED_CHECKS + 6 + NT_LK_UNLOCKED_CHECKS)
+
+struct state {
+	struct nt_lk lk;
+	struct nt_region r;
+	struct nt_vma vma;
+	struct nt_policy pol;	/* where the pages must be */
+	char where[32];
+	const struct nt_topology *t;
+};
+
+static int next_node(const struct nt_topology *t, int node)
+{
+	int next = nt_mask_next(&t->allowed, node);
+
+	return next >= 0 ? next : nt_mask_next(&t->allowed, -1);
+}
+
+static void expect_on(struct state *s, int node)
+{
+	nt_policy_one(&s->pol, MPOL_BIND, node);
+	snprintf(s->where, sizeof(s->where), "node %d", node);
+}
+
+static void moved(struct state *s)
+{
+	long n = s->r.a.npages;
+
+	s->lk.extra.stranded += n;
+	s->lk.extra.rescued += n;
+	s->lk.extra.mlocked += n;
+	s->lk.extra.culled += n;
+}
+
+/* mbind() of the range to node with flags; the result must be want (0 or -errno). */
+static void do_mbind(struct state *s, int node, unsigned int flags, const char *flag_names,
+		     int want)
+{
+	struct nt_policy pol;
+	int got = 0;
+
+	nt_policy_one(&pol, MPOL_BIND, node);
+	if (mbind(s->r.a.addr, s->r.a.len, pol.mode, pol.nodes.bits, NT_MASK_MAXNODE, flags))
+		got = -errno;
+	if (got != want)
+		nt_tap_diag("mbind returned %s", got ? strerror(-got) : "0");
+	nt_tap_result(got == want, "%s: mbind(node %d, %s) returns %s", s->lk.label, node,
+		      flag_names, want ? strerror(-want) : "0");
+}
+
+/* The VMA's policy is still bind to node. */
+static void check_vma_policy(struct state *s, int node)
+{
+	struct nt_nodemask nodes, want;
+	int mode = -1;
+
+	nt_mask_clear(&want);
+	nt_mask_set(&want, node);
+	if (get_mempolicy(&mode, nodes.bits, NT_MASK_MAXNODE, s->r.a.addr, MPOL_F_ADDR))
+		nt_tap_diag("get_mempolicy: %s", strerror(errno));
+	nt_tap_result(mode == MPOL_BIND && nt_mask_equal(&nodes, &want),
+		      "%s: the VMA policy is still bind to node %d", s->lk.label, node);
+}
+
+static void check_locked(struct state *s)
+{
+	nt_lk_locked(&s->lk, &s->pol, &s->vma, s->r.a.len / 1024, s->where, false);
+}
+
+/* While another process maps every page too. */
+static void check_shared(struct state *s)
+{
+	struct nt_lk_events ev = s->lk.extra;
+
+	ev.mlocked += s->r.a.npages;
+	ev.culled += s->r.a.npages;
+	nt_lk_snapshot(&s->lk, false);
+	nt_lk_check_placement(&s->lk, &s->pol, &s->vma, s->where);
+	nt_lk_check_smaps(&s->lk, "Locked", s->r.a.len / 1024 / 2);
+	nt_lk_check_nodes(&s->lk, false, s->lk.found);
+	nt_lk_check_nodes(&s->lk, true, s->lk.found);
+	nt_lk_check_events(&s->lk, &ev);
+	nt_lk_check_flags(&s->lk, true, true);
+}
+
+/* A process sharing every page of the range until it is killed. */
+static pid_t sharer(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		nt_tap_bail("fork: %s", strerror(errno));
+	if (!pid) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void run(const struct nt_topology *t, size_t len, int local_node, void *arg)
+{
+	struct state s = { .t = t };
+	int node = nt_mask_next(&t->allowed, -1), status;
+	pid_t other;
+
+	(void)arg;
+	snprintf(s.lk.label, sizeof(s.lk.label), "locked range");
+	s.lk.t = t;
+	s.lk.r = &s.r;
+	nt_lk_baseline(&s.lk);
+	expect_on(&s, node);
+	nt_lk_map(&s.lk, NT_PRIVATE_ANON, len, &s.pol, true, local_node, &s.vma);
+	check_locked(&s);
+
+	node = next_node(t, node);
+	do_mbind(&s, node, MPOL_MF_MOVE, "MPOL_MF_MOVE", 0);
+	moved(&s);
+	expect_on(&s, node);
+	check_locked(&s);
+
+	do_mbind(&s, next_node(t, node), MPOL_MF_STRICT, "MPOL_MF_STRICT", -EIO);
+	check_vma_policy(&s, node);
+	check_locked(&s);
+
+	node = next_node(t, node);
+	do_mbind(&s, node, MPOL_MF_MOVE | MPOL_MF_STRICT, "MPOL_MF_MOVE|MPOL_MF_STRICT", 0);
+	moved(&s);
+	expect_on(&s, node);
+	check_locked(&s);
+
+	other = sharer();
+	do_mbind(&s, next_node(t, node), MPOL_MF_MOVE, "MPOL_MF_MOVE, pages shared", 0);
+	check_shared(&s);
+	node = next_node(t, node);
+	do_mbind(&s, node, MPOL_MF_MOVE_ALL, "MPOL_MF_MOVE_ALL, pages shared", 0);
+	moved(&s);
+	expect_on(&s, node);
+	check_shared(&s);
+	kill(other, SIGKILL);
+	if (waitpid(other, &status, 0) != other)
+		nt_tap_bail("waitpid: %s", strerror(errno));
+	check_locked(&s);
+
+	nt_lk_munlock(&s.lk);
+}
+
+int main(int argc, char **argv)
+{
+	struct nt_topology t;
+	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
+
+	if (nt_mask_weight(&t.allowed) < 2)
+		nt_tap_skip_all("needs two usable memory nodes to move pages between, this machine has %d",
+				nt_mask_weight(&t.allowed));
+	nt_tap_plan(CHECKS);
+	nt_lk_in_child(&t, len, CHECKS, "locked range", run, NULL);
+	return nt_tap_finish();
+}
