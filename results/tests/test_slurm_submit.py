@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host unit tests of results/slurm-submit, no cluster needed: resources per
+topology, the jobs it submits and their dependencies (recorded by stand-in
+sbatch/scancel/scontrol programs on PATH), resubmission of unfinished cells
+only, cancelling on a refused sbatch, and the report job marking cells whose
+task ended without a result. The real-cluster test is test_slurm.py."""
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATH = os.path.join(os.path.dirname(HERE), "slurm-submit")
+loader = importlib.machinery.SourceFileLoader("slurm_submit", PATH)
+spec = importlib.util.spec_from_loader("slurm_submit", loader)
+ss = importlib.util.module_from_spec(spec)
+loader.exec_module(ss)
+mx = ss.mx
+
+# sbatch stand-in: logs its arguments, prints the next job id; refuses the
+# call numbered $FAKE_SBATCH_REFUSE.
+FAKE_SBATCH = """#!/usr/bin/python3
+import json, os, sys
+d = os.environ["FAKE_SLURM"]
+n = len(open(os.path.join(d, "sbatch.log")).readlines()) + 1 \\
+    if os.path.exists(os.path.join(d, "sbatch.log")) else 1
+with open(os.path.join(d, "sbatch.log"), "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+if os.environ.get("FAKE_SBATCH_REFUSE") == str(n):
+    sys.exit("sbatch: error: Batch job submission failed: Invalid account")
+print(100 + n)
+"""
+FAKE_SCANCEL = """#!/bin/sh
+echo "$*" >> "$FAKE_SLURM/scancel.log"
+"""
+FAKE_SCONTROL = """#!/bin/sh
+echo "JobId=$4 JobName=x JobState=CANCELLED Reason=None Dependency=(null) ExitCode=0:15"
+"""
+CELL = """# timedmunlock policy=bind:0 size=8388608 thp=never op=munlock iterations=2
+iteration,op,pages,seconds
+1,munlock,2048,0.0013
+2,munlock,2048,0.0013
+# summary op=munlock iterations=2
+"""
+
+
+class Submit(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.fake = os.path.join(self.dir, "bin")
+        os.makedirs(self.fake)
+        for name, text in (("sbatch", FAKE_SBATCH), ("scancel", FAKE_SCANCEL),
+                           ("scontrol", FAKE_SCONTROL)):
+            with open(os.path.join(self.fake, name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(self.fake, name), 0o755)
+        self.env = dict(os.environ, FAKE_SLURM=self.fake,
+                        PATH=self.fake + os.pathsep + os.environ["PATH"])
+        self.env.pop("FAKE_SBATCH_REFUSE", None)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def submit(self, *args, refuse=None):
+        env = dict(self.env)
+        if refuse:
+            env["FAKE_SBATCH_REFUSE"] = str(refuse)
+        out = subprocess.run([PATH] + list(args), capture_output=True,
+                             text=True, env=env, check=False)
+        calls = []
+        log = os.path.join(self.fake, "sbatch.log")
+        if os.path.exists(log):
+            with open(log) as f:
+                calls = [json.loads(line) for line in f]
+            os.unlink(log)
+        return out, calls
+
+    def options(self, call):
+        return {a.split("=", 1)[0]: a.split("=", 1)[1] if "=" in a else True
+                for a in call if a.startswith("--")}
+
+    def plan(self, *extra):
+        return ["--kernels", "baseline", "--topologies", "1node,4node,8node",
+                "--scenarios", "bind", "--iterations", "2", "--size", "8M",
+                "--results", os.path.join(self.dir, "results"),
+                "--build", os.path.join(self.dir, "build"),
+                "--partition", "lab", "--account", "mm",
+                "--sbatch-arg=--qos=short"] + list(extra)
+
+    def test_jobs_and_dependencies(self):
+        out, calls = self.submit(*self.plan())
+        self.assertEqual(out.returncode, 0, out.stderr)
+        rundir = out.stdout.splitlines()[0]
+        self.assertEqual(len(calls), 4)             # build, 2 arrays, report
+        opts = [self.options(c) for c in calls]
+        for o in opts:
+            self.assertTrue(o["--parsable"])
+            self.assertEqual((o["--partition"], o["--account"], o["--qos"]),
+                             ("lab", "mm", "short"))
+        build, small, big, report = opts
+        self.assertEqual(build["--job-name"], "nm-build-baseline")
+        self.assertEqual(build["--cpus-per-task"], "8")
+        # icount: one vCPU each; 1node has 1 GiB, 4node and 8node 2 GiB.
+        self.assertEqual((small["--array"], small["--cpus-per-task"],
+                          small["--mem"]), ("1-1", "1", "1536M"))
+        self.assertEqual((big["--array"], big["--cpus-per-task"], big["--mem"]),
+                         ("1-2", "1", "2560M"))
+        for o in (small, big):
+            self.assertEqual(o["--dependency"], "afterok:101")
+            self.assertEqual(o["--kill-on-invalid-dep"], "yes")
+            self.assertEqual(o["--time"], "20")      # 900 s + 300 s margin
+        self.assertEqual(report["--dependency"], "afterany:102:103")
+        with open(os.path.join(rundir, "slurm", "1", "jobs.json")) as f:
+            jobs = json.load(f)
+        self.assertEqual(jobs["report"], "104")
+        self.assertEqual([a["cells"] for a in jobs["arrays"]],
+                         [[["baseline", "1node", "bind"]],
+                          [["baseline", "4node", "bind"], ["baseline", "8node", "bind"]]])
+        with open(jobs["arrays"][1]["list"]) as f:
+            self.assertEqual(f.read(), "baseline 4node bind\nbaseline 8node bind\n")
+        # Task N reads line N of the list and hands it to matrix cell.
+        with open(calls[2][-1]) as f:
+            script = f.read()
+        pick = [line for line in script.splitlines() if line.startswith("cell=")]
+        r = subprocess.run(["sh", "-c", pick[0] + '; echo "$cell"'],
+                           env=dict(self.env, SLURM_ARRAY_TASK_ID="2"),
+                           capture_output=True, text=True, check=True)
+        self.assertEqual(r.stdout, "baseline 8node bind\n")
+        self.assertIn(f"results/matrix cell {rundir} \"$1\" \"$2\" \"$3\"", script)
+        r = subprocess.run([calls[2][-1]], env=dict(self.env, SLURM_ARRAY_TASK_ID="3"),
+                           capture_output=True, text=True, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no line 3", r.stderr)
+        self.assertIn("squeue -j 101,102,103,104", out.stdout)
+
+    def test_resume_submits_only_unfinished_cells(self):
+        out, _ = self.submit(*self.plan())
+        rundir = out.stdout.splitlines()[0]
+        mx.atomic_write(mx.cell_path(rundir, "4node", "bind", "baseline"), CELL)
+        out, calls = self.submit("--resume", rundir, "--partition", "lab")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(os.path.join(rundir, "slurm", "2", "jobs.json")) as f:
+            jobs = json.load(f)
+        self.assertEqual([c for a in jobs["arrays"] for c in a["cells"]],
+                         [["baseline", "1node", "bind"], ["baseline", "8node", "bind"]])
+        self.assertIn("2 of 3 cells to run (1 already done)", out.stdout)
+        # The run keeps its own parameters.
+        env = mx.load_env(rundir)
+        self.assertEqual((env["iterations"], env["size"]), (2, "8M"))
+        for name in ("1node", "8node"):
+            mx.atomic_write(mx.cell_path(rundir, name, "bind", "baseline"), CELL)
+        out, calls = self.submit("--resume", rundir)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(calls, [])
+        self.assertIn("nothing submitted", out.stdout)
+
+    def test_refused_sbatch_cancels_what_was_queued(self):
+        out, calls = self.submit(*self.plan(), refuse=3)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("Invalid account", out.stderr)
+        self.assertEqual(len(calls), 3)
+        with open(os.path.join(self.fake, "scancel.log")) as f:
+            self.assertEqual(f.read().split(), ["101", "102"])
+
+    def test_report_job_marks_cells_without_result(self):
+        out, _ = self.submit(*self.plan())
+        rundir = out.stdout.splitlines()[0]
+        mx.atomic_write(mx.cell_path(rundir, "1node", "bind", "baseline"), CELL)
+        mx.atomic_write(mx.cell_path(rundir, "4node", "bind", "baseline")[:-4]
+                        + ".failed", "exit status 123\n")
+        r = subprocess.run([PATH, "--finish", rundir, "1"], capture_output=True,
+                           text=True, env=self.env, check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)     # the run is incomplete
+        with open(mx.cell_path(rundir, "8node", "bind", "baseline")[:-4]
+                  + ".failed") as f:
+            failed = f.read()
+        self.assertIn("array task 103_2 (8node bind baseline): JobState=CANCELLED",
+                      failed)
+        # matrix cell's own .failed (newer than the submission) is kept.
+        with open(mx.cell_path(rundir, "4node", "bind", "baseline")[:-4]
+                  + ".failed") as f:
+            self.assertEqual(f.read(), "exit status 123\n")
+        with open(os.path.join(rundir, "report.md")) as f:
+            report = f.read()
+        self.assertIn("- 8node bind baseline: see `cells/8node/bind/baseline.failed`",
+                      report)
+        self.assertIn("- 4node bind baseline: see", report)
+        self.assertIn("finished 20", report)
+
+    def test_resources(self):
+        topo = os.path.join(self.dir, "run", "topologies")
+        os.makedirs(topo)
+        for t in ("2node", "hotplug"):
+            shutil.copy(os.path.join(mx.TOP, "qemu-topologies", t + ".topo"), topo)
+        run = os.path.dirname(topo)
+        self.assertEqual(ss.resources(run, {"clock": "icount"}, "2node", 512),
+                         (1, 1536))
+        self.assertEqual(ss.resources(run, {"clock": "wall"}, "2node", 512),
+                         (2, 1536))
+        # Room for what a hotplug topology can grow to.
+        self.assertEqual(ss.resources(run, {"clock": "wall"}, "hotplug", 0),
+                         (4, 2048))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
