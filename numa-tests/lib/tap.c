@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +45,68 @@ static void linef(const char *fmt, ...)
 	va_end(ap);
 }
 
-void nt_tap_start(void)
-{
-	void *p = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		       -1, 0);
+#define TAP_FD_ENV	"NT_TAP_FD"
 
+static struct tap_state *map_state(int fd)
+{
+	void *p = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The shared page: a memfd kept open across exec (see nt_tap_resume()), or
+ * anonymous memory when memfds are missing; the private copy as a last resort.
+ */
+static void share_state(void)
+{
+	struct tap_state *p = NULL;
+	char num[16];
+	int fd;
+
+	fd = memfd_create("numa-tests-tap", 0);
+	if (fd >= 0 && !ftruncate(fd, sizeof(*st)))
+		p = map_state(fd);
+	if (p) {
+		snprintf(num, sizeof(num), "%d", fd);
+		if (setenv(TAP_FD_ENV, num, 1))
+			unsetenv(TAP_FD_ENV);
+	} else {
+		if (fd >= 0)
+			close(fd);
+		p = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	}
 	if (p != MAP_FAILED)
 		st = p;
+}
+
+void nt_tap_start(void)
+{
+	share_state();
 	memset(st, 0, sizeof(*st));
 	st->owner = getpid();
 	linef("TAP version 13");
+}
+
+int nt_tap_resume(void)
+{
+	const char *env = getenv(TAP_FD_ENV);
+	struct tap_state *p;
+	char *end;
+	long fd;
+
+	if (!env || !*env)
+		return -ENOENT;
+	errno = 0;
+	fd = strtol(env, &end, 10);
+	if (errno || *end || fd < 0 || fd > INT32_MAX)
+		return -EINVAL;
+	p = map_state(fd);
+	if (!p)
+		return -errno;
+	st = p;
+	return 0;
 }
 
 void nt_tap_plan(unsigned int count)

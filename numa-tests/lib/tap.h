@@ -38,6 +38,13 @@ void nt_tap_bail(const char *fmt, ...) NT_PRINTF(1, 2) __attribute__((noreturn))
  */
 pid_t nt_tap_fork(void);
 int nt_tap_wait(pid_t pid, unsigned int until, const char *what);
+/*
+ * For a child that exec()ed a program (e.g. this one under numactl): the
+ * counters live in a memfd that nt_tap_start() leaves open across exec and
+ * names in NT_TAP_FD; this maps it again, so the program reports the next
+ * subtests of the parent's plan without a TAP header. 0 or -errno.
+ */
+int nt_tap_resume(void);
 /* Subtests reported so far (the number of the last one). */
 unsigned int nt_tap_count(void);
 /* Exit status: 1 if a test failed or the plan was not met, else 0. */
