@@ -35,6 +35,17 @@ class Arithmetic(unittest.TestCase):
         self.assertAlmostEqual(mx.pct(3.38, 3.39), -0.30, places=2)
         self.assertEqual(mx.pct(0, 0), 0.0)
 
+    def test_time_left_follows_the_machine(self):
+        took = {("baseline", "2node", "bind"): 10.0,
+                ("baseline", "8node", "bind"): 100.0,
+                ("baseline", "8node", "exit"): 40.0}
+        left = mx.time_left(took, [("patched", "8node", "bind"),   # 100
+                                   ("patched", "8node", "exit"),   # 40
+                                   ("patched", "8node", "thp"),    # 70: topology
+                                   ("patched", "4node", "bind")])  # 50: all
+        self.assertAlmostEqual(left, 260.0)
+        self.assertEqual(mx.time_left({}, [("k", "t", "s")]), 0.0)
+
     def test_stats(self):
         s = mx.stats([1.0, 2.0, 3.0])
         self.assertEqual((s["min"], s["mean"], s["max"], s["range"]), (1, 2, 3, 2))
