@@ -8,6 +8,10 @@ through QEMU's own monitor (QMP) while the guest runs. Requests:
 
   add-memory NODE SIZE   hot-add a pc-dimm of SIZE (e.g. 128M) to NODE
   query-memory           the hot-added DIMMs, as QMP's JSON on one line
+  add-cpu NODE           hot-add a vCPU into a free slot of NODE (the
+                         topology's spare vCPUs, Topology.spare_cpus());
+                         the guest sees a new, offline cpuN to online
+  query-cpus             QMP's query-hotpluggable-cpus, JSON on one line
 
 Every request and reply is kept in the run directory's hostctl.log.
 """
@@ -32,6 +36,7 @@ class HostControl:
         self.ctl_buf = b""
         self.dimms = 0
         self.added_mib = 0
+        self.cpus_added = 0
 
     def qemu_args(self):
         return ["-qmp", f"unix:{self.qmp_path},server=on,wait=off",
@@ -128,9 +133,39 @@ class HostControl:
             if words == ["query-memory"]:
                 ok, value = self.qmp_call("query-memory-devices")
                 return ("ok " if ok else "error ") + json.dumps(value)
+            if words[0] == "add-cpu" and len(words) == 2:
+                return self.add_cpu(words[1])
+            if words == ["query-cpus"]:
+                ok, value = self.qmp_call("query-hotpluggable-cpus")
+                return ("ok " if ok else "error ") + json.dumps(value)
         except OSError as e:
             return f"error QMP failed: {e}"
-        return f"error unknown request '{request}': add-memory NODE SIZE, query-memory"
+        return (f"error unknown request '{request}': add-memory NODE SIZE, "
+                "query-memory, add-cpu NODE, query-cpus")
+
+    def add_cpu(self, node_text):
+        if not node_text.isdigit() or int(node_text) >= len(self.topo.nodes):
+            return f"error no node {node_text} (nodes 0-{len(self.topo.nodes) - 1})"
+        node = int(node_text)
+        if node not in self.topo.spare_cpus().values():
+            return (f"error topology {self.topo.name} has no spare vCPU for node "
+                    f"{node} (hotplug maxcpus=, docs/topologies.md)")
+        ok, slots = self.qmp_call("query-hotpluggable-cpus")
+        if not ok:
+            return f"error query-hotpluggable-cpus: {slots}"
+        free = [s for s in slots if "qom-path" not in s
+                and s["props"].get("node-id") == node]
+        if not free:
+            return f"error every spare vCPU slot of node {node} is in use"
+        # QEMU lists the slots newest first; take the lowest, like a boot would.
+        slot = min(free, key=lambda s: sorted(s["props"].items()))
+        props = slot["props"]
+        ok, err = self.qmp_call("device_add", driver=slot["type"],
+                                id=f"hpcpu{self.cpus_added}", **props)
+        if not ok:
+            return f"error device_add: {err}"
+        self.cpus_added += 1
+        return "ok " + " ".join(f"{k}={v}" for k, v in sorted(props.items()))
 
     def add_memory(self, node_text, size_text):
         hp = self.topo.hotplug

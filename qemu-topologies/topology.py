@@ -67,6 +67,17 @@ class Topology:
     def cpu_nodes(self):
         return [n.id for n in self.nodes if n.cpus]
 
+    def spare_cpus(self):
+        """{cpu: node} for the vCPUs beyond the nodes' own, up to maxcpus:
+        absent at boot, hot-added through QMP (add-cpu). They go round-robin
+        to the nodes that have CPUs, so no CPU-less node gains one."""
+        hp = self.hotplug
+        homes = self.cpu_nodes()
+        if not hp or not hp["maxcpus"] or not homes:
+            return {}
+        return {cpu: homes[i % len(homes)]
+                for i, cpu in enumerate(range(self.ncpus, hp["maxcpus"]))}
+
     def distance(self, a, b):
         if self.distances is None:
             return LOCAL_DISTANCE if a == b else 20

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """In a guest: hot-add a DIMM to the last node through run-guest's control
 channel and see exactly that node grow; offline and online a vCPU and see
-its node's CPU list follow. Skips, with the reason, where the machine has no
-free DIMM slot or no second CPU."""
+its node's CPU list follow; hot-add a spare vCPU to a node and see it appear
+there. Skips, with the reason, where the machine has no free DIMM slot, no
+second CPU or no spare vCPU."""
 
 import os
 import sys
@@ -90,6 +91,48 @@ def hot_add_memory(t):
           "is refused with a reason", f"reply: {reply}")
 
 
+def present_cpus():
+    return {int(d[3:]) for d in os.listdir(CPU) if d[3:].isdigit() and d.startswith("cpu")}
+
+
+def hot_add_cpu(t):
+    """A spare vCPU hot-added to node K through QMP appears as a new, present
+    CPU of node K. Not onlined: on QEMU 7.2 TCG the guest hangs onlining a
+    hot-added vCPU (docs/topologies.md)."""
+    name = "hot-added vCPU"
+    spare = t.spare_cpus()
+    if not spare:
+        skip(name, f"topology {t.name} has no spare vCPU (hotplug maxcpus=)")
+        return
+    if not os.path.exists(PORT):
+        skip(name, f"{PORT} missing: no host control channel")
+        return
+    target = max(spare.values())
+    before = present_cpus()
+    reply = hostctl(f"add-cpu {target}")
+    check(reply.startswith("ok"), f"host accepted add-cpu {target}", f"reply: {reply}")
+    deadline = time.time() + 30
+    while present_cpus() == before and time.time() < deadline:
+        time.sleep(0.2)
+    new = sorted(present_cpus() - before)
+    check(len(new) == 1, "exactly one new CPU appears",
+          f"before {sorted(before)}, new {new}")
+    if len(new) != 1:
+        return
+    cpu = new[0]
+    nodes = [d for d in os.listdir(f"{CPU}/cpu{cpu}") if d.startswith("node")]
+    check(nodes == [f"node{target}"], f"cpu{cpu} belongs to node {target}",
+          f"cpu{cpu} links: {nodes}")
+    check(read(f"{CPU}/cpu{cpu}/online") == "0", f"cpu{cpu} arrives offline",
+          f"online={read(f'{CPU}/cpu{cpu}/online')}")
+    used = sum(1 for n in spare.values() if n == target)
+    for _ in range(used - 1):
+        hostctl(f"add-cpu {target}")
+    reply = hostctl(f"add-cpu {target}")
+    check(reply.startswith("error"), f"add-cpu {target} beyond its spare slots is "
+          "refused with a reason", f"reply: {reply}")
+
+
 def offline_online_cpu(t):
     name = "vCPU offline and online"
     cpus = [c for n in t.nodes for c in n.cpus]
@@ -126,6 +169,7 @@ def main():
         t = t.single_cpu()
     hot_add_memory(t)
     offline_online_cpu(t)
+    hot_add_cpu(t)
     print(f"1..{len(results)}")
     failed = 0
     for i, (res, name, diag) in enumerate(results, 1):

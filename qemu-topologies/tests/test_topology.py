@@ -98,6 +98,12 @@ class Valid(unittest.TestCase):
         self.assertEqual(t.hotplug["maxmem_mib"], 2048)
         self.assertEqual(t.hmat[0]["target"], 2)
 
+    def test_spare_cpus_round_robin_over_cpu_nodes(self):
+        # GOOD: nodes 0 and 1 have CPUs 0-2, node 2 is CPU-less.
+        t = topology.parse(GOOD + "hotplug slots=1 maxmem=2G maxcpus=6\n")
+        self.assertEqual(t.spare_cpus(), {3: 0, 4: 1, 5: 0})
+        self.assertEqual(topology.parse(GOOD).spare_cpus(), {})
+
     def test_cpulist_roundtrip(self):
         for cpus in ([0], [0, 1, 2], [0, 2, 3, 4, 7]):
             text = topology.format_cpulist(cpus)
