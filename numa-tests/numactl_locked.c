@@ -305,21 +305,6 @@ static void skip_case(const struct nc_case *c, const char *reason)
 		nt_tap_skip(reason, "numactl %s: check %d of %d", c->option, i, CHILD_CHECKS);
 }
 
-/*
- * The node the child runs on: the first usable memory node with a CPU, so
- * that --localalloc has a local node to expect; -1 (any CPU) when every
- * memory node is CPU-less.
- */
-static int memory_node_with_cpus(const struct nt_topology *t)
-{
-	cpu_set_t cpus;
-	int node;
-
-	nt_mask_for_each(node, &t->allowed)
-		if (nt_node_cpus(node, &cpus) > 0)
-			return node;
-	return -1;
-}
 
 /* Why the topology cannot host the cases, or NULL. */
 static const char *unfit(const struct nt_topology *t, size_t len, char *buf, size_t buflen)
@@ -371,7 +356,7 @@ int main(int argc, char **argv)
 			skip_case(&cases[i], reason);
 		return nt_tap_finish();
 	}
-	cpu_node = memory_node_with_cpus(&t);
+	cpu_node = nt_memory_node_with_cpus(&t);
 	for (i = 0; i < n; i++) {
 		if (cases[i].pol.mode == MPOL_LOCAL && cpu_node < 0)
 			skip_case(&cases[i], NO_LOCAL_NODE);

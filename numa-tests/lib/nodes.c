@@ -83,6 +83,17 @@ int nt_node_cpus(int node, cpu_set_t *cpus)
 	return err ? err : CPU_COUNT(cpus);
 }
 
+int nt_memory_node_with_cpus(const struct nt_topology *t)
+{
+	cpu_set_t cpus;
+	int node;
+
+	nt_mask_for_each(node, &t->allowed)
+		if (nt_node_cpus(node, &cpus) > 0)
+			return node;
+	return -1;
+}
+
 int nt_node_free(int node, long long *bytes)
 {
 	if (numa_node_size64(node, bytes) < 0)

@@ -17,6 +17,11 @@ struct nt_topology {
 int nt_topology_read(struct nt_topology *t);
 /* CPUs of node (all of them, not only those this task may use): count, or -errno. */
 int nt_node_cpus(int node, cpu_set_t *cpus);
+/*
+ * The first node this task may allocate from that also has CPUs: where a
+ * task must run for its local node to have memory. -1 when there is none.
+ */
+int nt_memory_node_with_cpus(const struct nt_topology *t);
 /* Free memory of node in bytes, from its meminfo. 0 or -errno. */
 int nt_node_free(int node, long long *bytes);
 /*
