@@ -25,7 +25,7 @@ import topology
 
 
 class HostControl:
-    def __init__(self, sockdir, topo, transcript):
+    def __init__(self, sockdir, topo, transcript, binding=None):
         self.qmp_path = os.path.join(sockdir, "qmp.sock")
         self.ctl_path = os.path.join(sockdir, "ctl.sock")
         self.topo = topo
@@ -37,6 +37,8 @@ class HostControl:
         self.dimms = 0
         self.added_mib = 0
         self.cpus_added = 0
+        self.binding = binding or {}    # guest node -> host node (KVM)
+        self.pinned = not self.binding
 
     def qemu_args(self):
         return ["-qmp", f"unix:{self.qmp_path},server=on,wait=off",
@@ -69,6 +71,8 @@ class HostControl:
                 self.qmp.settimeout(30)
                 self._qmp_line()                    # the greeting
                 self.qmp_call("qmp_capabilities")
+        if self.qmp and not self.pinned:
+            self.pin_vcpus()
 
     def _qmp_line(self):
         while b"\n" not in self.qmp_buf:
@@ -93,6 +97,21 @@ class HostControl:
             if "error" in reply:
                 return False, reply["error"].get("desc", str(reply["error"]))
             return True, reply.get("return")
+
+    def pin_vcpus(self):
+        """Pins each vCPU thread to the host CPUs of the host node its guest
+        node is bound to (run-guest's host_binding())."""
+        self.pinned = True
+        ok, cpus = self.qmp_call("query-cpus-fast")
+        if not ok:
+            self.note(f"cannot pin vCPUs: query-cpus-fast: {cpus}")
+            return
+        for tid, host_cpus in vcpu_affinity(cpus, self.binding, host_node_cpus).items():
+            try:
+                os.sched_setaffinity(tid, host_cpus)
+                self.note(f"vCPU thread {tid} pinned to host CPUs {sorted(host_cpus)}")
+            except OSError as e:
+                self.note(f"cannot pin vCPU thread {tid}: {e}")
 
     def poll(self):
         """Serve whatever requests the guest has sent; never blocks long."""
@@ -199,3 +218,24 @@ class HostControl:
         for s in (self.ctl, self.qmp):
             if s:
                 s.close()
+
+
+def host_node_cpus(node):
+    """The host CPUs of a host NUMA node, from sysfs."""
+    with open(f"/sys/devices/system/node/node{node}/cpulist") as f:
+        return set(topology.parse_cpulist(f.read().strip()))
+
+
+def vcpu_affinity(cpus_fast, binding, node_cpus):
+    """{vCPU thread id: host CPUs} from QMP query-cpus-fast: a vCPU of guest
+    node g runs on the CPUs of host node binding[g]; vCPUs of unbound nodes,
+    and host nodes without CPUs, are left alone."""
+    out = {}
+    for c in cpus_fast:
+        g = c.get("props", {}).get("node-id")
+        if g not in binding:
+            continue
+        host = node_cpus(binding[g])
+        if host:
+            out[c["thread-id"]] = host
+    return out

@@ -15,6 +15,7 @@ spec = importlib.util.spec_from_loader("run_guest", loader)
 rg = importlib.util.module_from_spec(spec)
 loader.exec_module(rg)
 topology = rg.topology
+hostctl = rg.hostctl
 
 # Real formats of kernel messages that must fail a run.
 BAD = [
@@ -104,6 +105,34 @@ class QemuCommand(unittest.TestCase):
         args = rg.numa_args(t)
         self.assertIn("dist,src=0,dst=1,val=20", args)
         self.assertIn("dist,src=1,dst=0,val=30", args)
+
+
+class HostBinding(unittest.TestCase):
+    """KVM on a NUMA host: guest nodes bound to host nodes."""
+
+    T = ("description x\nnode 0 cpus=0 mem=64M\nnode 1 cpus=1 mem=64M\n"
+         "node 2 mem=64M\n")
+
+    def test_round_robin_over_host_memory_nodes(self):
+        t = topology.parse(self.T)
+        self.assertEqual(rg.host_binding(t, [0, 1]), {0: 0, 1: 1, 2: 0})
+        self.assertEqual(rg.host_binding(t, [0]), {})
+        self.assertEqual(rg.host_binding(t, []), {})
+
+    def test_memory_backends_bound(self):
+        t = topology.parse(self.T)
+        args = rg.numa_args(t, rg.host_binding(t, [0, 2]))
+        self.assertIn("memory-backend-ram,id=mem1,size=64M,host-nodes=2,policy=bind", args)
+        self.assertIn("memory-backend-ram,id=mem2,size=64M,host-nodes=0,policy=bind", args)
+        self.assertNotIn("host-nodes", " ".join(rg.numa_args(t)))
+
+    def test_vcpu_threads_follow_their_node(self):
+        cpus = [{"thread-id": 101, "props": {"node-id": 0}},
+                {"thread-id": 102, "props": {"node-id": 1}},
+                {"thread-id": 103, "props": {}}]
+        host = {0: {0, 1}, 1: {2, 3}}
+        got = hostctl.vcpu_affinity(cpus, {0: 1, 1: 0}, host.get)
+        self.assertEqual(got, {101: {2, 3}, 102: {0, 1}})
 
 
 class KeepPaths(unittest.TestCase):
