@@ -4,9 +4,10 @@
  * installs the task policy and exec()s the command, which maps an area
  * MAP_LOCKED | MAP_POPULATE. The command is this program again (--child):
  * it checks that get_mempolicy() reports the policy numactl was asked for,
- * that every page is where that policy puts it, and the mlock accounting
- * (VmLck, per-node Mlocked, unevictable_pgs_*), then munlock()s and checks
- * that every counter is back at its baseline. Its results take the next
+ * then makes lib/locked.h's checks of a locked range (every page where that
+ * policy puts it, data, VmLck, smaps Locked, per-node Mlocked and
+ * Unevictable, unevictable_pgs_*, page flags), munlock()s it and checks that
+ * everything is back at its baseline. Its results take the next
  * numbers of this program's TAP plan (nt_tap_resume()).
  *
  * Cases: --membind and --preferred to each memory node, --interleave=all,
@@ -27,20 +28,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
-#include "area.h"
-#include "counters.h"
-#include "expect.h"
+#include "locked.h"
 #include "nodes.h"
-#include "placement.h"
 #include "tap.h"
 #include "values.h"
 
 #define DEFAULT_SIZE	(4UL << 20)
 #define FREE_MARGIN	(32LL << 20)
-#define SEED		0x6e636c74UL
-#define CHILD_CHECKS	8
+#define CHILD_CHECKS	(1 + NT_LK_LOCKED_CHECKS + NT_LK_UNLOCKED_CHECKS)
 #define MAX_CASES	(2 * NT_MAX_NODES + 4)
 #define NO_LOCAL_NODE	\
 	"no memory node has a CPU: where a CPU-less node allocates locally is not modelled"
@@ -55,10 +53,8 @@ struct nc_child {
 	const char *option;
 	struct nt_policy pol;
 	struct nt_topology t;
-	struct nt_area area;
-	struct nt_vma vma;
-	long found[NT_MAX_NODES];
-	struct nt_counters base, locked, now;
+	struct nt_region r;
+	struct nt_lk lk;
 };
 
 static const char *mode_name(int mode)
@@ -72,12 +68,6 @@ static const char *mode_name(int mode)
 	case MPOL_PREFERRED_MANY: return "preferred_many";
 	default: return "unknown";
 	}
-}
-
-static void snapshot(const struct nc_child *c, struct nt_counters *to)
-{
-	if (nt_counters_read(to, &c->t.online))
-		nt_tap_bail("numactl %s: cannot read the mlock counters", c->option);
 }
 
 static void check_policy(const struct nc_child *c)
@@ -99,98 +89,37 @@ static void check_policy(const struct nc_child *c)
 		      mode_name(c->pol.mode), want_s);
 }
 
-static void map_locked(struct nc_child *c, size_t len, int cpu)
+/*
+ * The area is mapped MAP_LOCKED | MAP_POPULATE under the task policy numactl
+ * set, then checked (lib/locked.h: placement, data, VmLck, smaps Locked,
+ * per-node Mlocked and Unevictable, events, page flags) and munlock()ed back
+ * to its baseline.
+ */
+static void lock_and_unlock(struct nc_child *c, size_t len, int cpu)
 {
 	int err, node = numa_node_of_cpu(cpu);
+	struct nt_vma vma;
+	char where[64];
 
-	err = nt_area_map(&c->area, len, MAP_LOCKED | MAP_POPULATE);
+	c->lk.t = &c->t;
+	c->lk.r = &c->r;
+	snprintf(c->lk.label, sizeof(c->lk.label), "numactl %s", c->option);
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		nt_tap_bail("%s: PR_SET_THP_DISABLE: %s", c->lk.label, strerror(errno));
+	nt_lk_baseline(&c->lk);
+	err = nt_region_map(&c->r, NT_PRIVATE_ANON, len, sysconf(_SC_PAGESIZE),
+			    MAP_LOCKED | MAP_POPULATE);
 	if (err)
-		nt_tap_bail("numactl %s: mmap(MAP_LOCKED | MAP_POPULATE): %s", c->option,
+		nt_tap_bail("%s: mmap(MAP_LOCKED | MAP_POPULATE): %s", c->lk.label,
 			    strerror(-err));
-	err = nt_area_vma(&c->area, &c->vma);
-	if (err)
-		nt_tap_bail("numactl %s: finding the area's VMA: %s", c->option, strerror(-err));
 	/* A CPU of a memory-less node allocates from the nearest node: not modelled. */
-	nt_vma_set_local(&c->vma, node >= 0 && nt_mask_isset(&c->t.memory, node) ?
-			 node : NT_NODE_ANY);
-}
-
-static void check_placement(struct nc_child *c)
-{
-	long bad = nt_check_placement(&c->area, &c->pol, &c->vma, c->found);
-	size_t wrong;
-
-	if (bad < 0)
-		nt_tap_bail("numactl %s: move_pages: %s", c->option, strerror(-bad));
-	nt_tap_result(!bad, "numactl %s: all %zu pages where %s puts them (move_pages)",
-		      c->option, c->area.npages, mode_name(c->pol.mode));
-	nt_area_fill(&c->area, SEED);
-	wrong = nt_area_verify(&c->area, SEED);
-	if (wrong)
-		nt_tap_diag("%zu pages read back wrong", wrong);
-	nt_tap_result(!wrong, "numactl %s: data of all %zu pages reads back", c->option,
-		      c->area.npages);
-}
-
-/* Every online node's Mlocked moved by sign * the pages move_pages() found there. */
-static bool mlocked_moved(const struct nc_child *c, const struct nt_counters *d, int sign)
-{
-	long want, kb = c->area.page_size / 1024;
-	bool ok = true;
-	int node;
-
-	nt_mask_for_each(node, &c->t.online) {
-		want = sign * c->found[node] * kb;
-		if (d->mlocked_kb[node] == want)
-			continue;
-		nt_tap_diag("node %d: Mlocked %+ld kB, expected %+ld kB", node,
-			    d->mlocked_kb[node], want);
-		ok = false;
-	}
-	return ok;
-}
-
-static bool equal(const char *what, long got, long want)
-{
-	if (got != want)
-		nt_tap_diag("%s %+ld, expected %+ld", what, got, want);
-	return got == want;
-}
-
-static void check_locked(struct nc_child *c)
-{
-	long npages = c->area.npages;
-	struct nt_counters d;
-
-	snapshot(c, &c->locked);
-	nt_counters_delta(&c->locked, &c->base, &d);
-	nt_tap_result(equal("VmLck kB", d.vmlck_kb, c->area.len / 1024),
-		      "numactl %s: VmLck +%zu kB", c->option, c->area.len / 1024);
-	nt_tap_result(mlocked_moved(c, &d, 1),
-		      "numactl %s: per-node Mlocked grew by the pages on each node", c->option);
-	nt_tap_result(equal("unevictable_pgs_mlocked", d.vmstat[NT_PGS_MLOCKED], npages),
-		      "numactl %s: unevictable_pgs_mlocked +%ld", c->option, npages);
-}
-
-static void check_munlocked(struct nc_child *c)
-{
-	long npages = c->area.npages;
-	struct nt_counters d;
-	bool ok;
-	int err;
-
-	err = nt_area_unlock(&c->area);
+	err = nt_region_vma(&c->r, node >= 0 && nt_mask_isset(&c->t.memory, node) ?
+			    node : NT_NODE_ANY, &vma);
 	if (err)
-		nt_tap_bail("numactl %s: munlock: %s", c->option, strerror(-err));
-	snapshot(c, &c->now);
-	nt_counters_delta(&c->now, &c->locked, &d);
-	nt_tap_result(equal("unevictable_pgs_munlocked", d.vmstat[NT_PGS_MUNLOCKED], npages),
-		      "numactl %s: munlock: unevictable_pgs_munlocked +%ld", c->option, npages);
-	nt_counters_delta(&c->now, &c->base, &d);
-	ok = mlocked_moved(c, &d, 0);
-	ok = equal("VmLck kB", d.vmlck_kb, 0) && ok;
-	nt_tap_result(ok, "numactl %s: munlock: Mlocked of every node and VmLck back to baseline",
-		      c->option);
+		nt_tap_bail("%s: finding the area's VMA: %s", c->lk.label, strerror(-err));
+	snprintf(where, sizeof(where), "the %s policy's nodes", mode_name(c->pol.mode));
+	nt_lk_locked(&c->lk, &c->pol, &vma, len / 1024, where, false);
+	nt_lk_munlock(&c->lk);
 }
 
 /* numactl_locked --child OPTION MODE NODES SIZE CPU_NODE, run by numactl. */
@@ -218,12 +147,8 @@ static int child_main(char **argv)
 		nt_tap_bail("numactl %s: pinning to a CPU: %s", c.option, strerror(-cpu));
 	nt_tap_diag("numactl %s: on CPU %d", c.option, cpu);
 	check_policy(&c);
-	snapshot(&c, &c.base);
-	map_locked(&c, size, cpu);
-	check_placement(&c);
-	check_locked(&c);
-	check_munlocked(&c);
-	return nt_area_unmap(&c.area) ? 2 : 0;
+	lock_and_unlock(&c, size, cpu);
+	return nt_region_unmap(&c.r) ? 2 : 0;
 }
 
 /* The program's own path: numactl must exec it, not /proc/self/exe (numactl itself). */
@@ -304,7 +229,6 @@ static void skip_case(const struct nc_case *c, const char *reason)
 	for (i = 1; i <= CHILD_CHECKS; i++)
 		nt_tap_skip(reason, "numactl %s: check %d of %d", c->option, i, CHILD_CHECKS);
 }
-
 
 /* Why the topology cannot host the cases, or NULL. */
 static const char *unfit(const struct nt_topology *t, size_t len, char *buf, size_t buflen)
