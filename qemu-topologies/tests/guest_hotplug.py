@@ -10,8 +10,9 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import topology  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from numa_matrix import topology  # noqa: E402
 
 PORT = "/dev/virtio-ports/nm.ctl"
 NODE = "/sys/devices/system/node"

@@ -13,8 +13,9 @@ initiator, read latency and read bandwidth the kernel reports per target.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import topology  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from numa_matrix import topology  # noqa: E402
 
 NODE_SYSFS = "/sys/devices/system/node"
 # Measured on 6.1 guests of the catalogue: MemTotal was 85.5% (a hotplug

@@ -3,19 +3,14 @@
 """Host unit tests of run-guest: the QEMU command line a topology turns into,
 and which kernel log lines fail a run."""
 
-import importlib.machinery
-import importlib.util
 import os
+import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PATH = os.path.join(os.path.dirname(HERE), "run-guest")
-loader = importlib.machinery.SourceFileLoader("run_guest", PATH)
-spec = importlib.util.spec_from_loader("run_guest", loader)
-rg = importlib.util.module_from_spec(spec)
-loader.exec_module(rg)
-topology = rg.topology
-hostctl = rg.hostctl
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from numa_matrix import guest as rg  # noqa: E402
+from numa_matrix import hostctl, topology  # noqa: E402
 
 # Real formats of kernel messages that must fail a run.
 BAD = [

@@ -10,9 +10,9 @@ import re
 import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import topology  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from numa_matrix import QEMU_TOPOLOGIES, topology  # noqa: E402
 
 GOOD = """\
 description test machine
@@ -49,7 +49,7 @@ class Catalogue(unittest.TestCase):
 
     def test_find_by_name_and_path(self):
         self.assertEqual(topology.find("4node").name, "4node")
-        path = os.path.join(topology.HERE, "2node.topo")
+        path = os.path.join(QEMU_TOPOLOGIES, "2node.topo")
         self.assertEqual(len(topology.find(path).nodes), 2)
         with self.assertRaises(topology.TopologyError) as cm:
             topology.find("no-such-machine")
@@ -103,6 +103,17 @@ class Valid(unittest.TestCase):
         t = topology.parse(GOOD + "hotplug slots=1 maxmem=2G maxcpus=6\n")
         self.assertEqual(t.spare_cpus(), {3: 0, 4: 1, 5: 0})
         self.assertEqual(topology.parse(GOOD).spare_cpus(), {})
+
+    def test_peak_counts_hot_added_memory_and_cpus(self):
+        # GOOD: 1 GiB and 3 vCPUs at boot.
+        self.assertEqual(topology.parse(GOOD).peak(), (1024, 3))
+        t = topology.parse(GOOD + "hotplug slots=1 maxmem=2G maxcpus=6\n")
+        self.assertEqual(t.peak(), (2048, 6))
+        t = topology.parse(GOOD + "hotplug slots=1 maxmem=3G\n")
+        self.assertEqual(t.peak(), (3072, 3))
+        with self.assertRaises(topology.TopologyError):
+            topology.check_fits(t, {"mem_mib": 2048, "vcpus": 16})
+        topology.check_fits(t, {"mem_mib": 3072, "vcpus": 3})
 
     def test_cpulist_roundtrip(self):
         for cpus in ([0], [0, 1, 2], [0, 2, 3, 4, 7]):

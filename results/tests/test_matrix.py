@@ -3,20 +3,17 @@
 """Host unit tests of results/matrix: mmtests' percentages, the statistics,
 reading a cell, a whole report from a synthetic run, resume bookkeeping."""
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
+import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PATH = os.path.join(os.path.dirname(HERE), "matrix")
-loader = importlib.machinery.SourceFileLoader("matrix", PATH)
-spec = importlib.util.spec_from_loader("matrix", loader)
-mx = importlib.util.module_from_spec(spec)
-loader.exec_module(mx)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from numa_matrix import QEMU_TOPOLOGIES  # noqa: E402
+from numa_matrix import matrix as mx  # noqa: E402
 
 CELL = """# timedmunlock policy=interleave:0-3 size=67108864 thp=never op=munlock \
 iterations=3 clock=CLOCK_MONOTONIC kernel=6.1.192-nm0-perf #1
@@ -58,7 +55,7 @@ class Run(unittest.TestCase):
         self.dir = tempfile.mkdtemp()
         os.makedirs(os.path.join(self.dir, "topologies"))
         for t in ("2node", "4node"):
-            shutil.copy(os.path.join(mx.TOP, "qemu-topologies", t + ".topo"),
+            shutil.copy(os.path.join(QEMU_TOPOLOGIES, t + ".topo"),
                         os.path.join(self.dir, "topologies"))
         kernels = {k: {"variant": k, "patches": n, "patch_names": [],
                        "flavour": "perf", "series_hash": f"h{n}",

@@ -6,22 +6,21 @@ sbatch/scancel/scontrol programs on PATH), resubmission of unfinished cells
 only, cancelling on a refused sbatch, and the report job marking cells whose
 task ended without a result. The real-cluster test is test_slurm.py."""
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PATH = os.path.join(os.path.dirname(HERE), "slurm-submit")
-loader = importlib.machinery.SourceFileLoader("slurm_submit", PATH)
-spec = importlib.util.spec_from_loader("slurm_submit", loader)
-ss = importlib.util.module_from_spec(spec)
-loader.exec_module(ss)
-mx = ss.mx
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from numa_matrix import QEMU_TOPOLOGIES, SLURM_SUBMIT  # noqa: E402
+from numa_matrix import matrix as mx  # noqa: E402
+from numa_matrix import slurm as ss  # noqa: E402
+
+PATH = SLURM_SUBMIT
 
 # sbatch stand-in: logs its arguments, prints the next job id; refuses the
 # call numbered $FAKE_SBATCH_REFUSE.
@@ -197,7 +196,7 @@ class Submit(unittest.TestCase):
         topo = os.path.join(self.dir, "run", "topologies")
         os.makedirs(topo)
         for t in ("2node", "hotplug"):
-            shutil.copy(os.path.join(mx.TOP, "qemu-topologies", t + ".topo"), topo)
+            shutil.copy(os.path.join(QEMU_TOPOLOGIES, t + ".topo"), topo)
         run = os.path.dirname(topo)
         self.assertEqual(ss.resources(run, {"clock": "icount"}, "2node", 512),
                          (1, 1536))

@@ -9,7 +9,8 @@ line: run-guest turns a Topology into QEMU arguments.
 import os
 import re
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from . import QEMU_TOPOLOGIES
+
 SUFFIX = ".topo"
 LOCAL_DISTANCE = 10
 MAX_DISTANCE = 254          # 255 means "unreachable" in ACPI SLIT
@@ -82,6 +83,16 @@ class Topology:
         if self.distances is None:
             return LOCAL_DISTANCE if a == b else 20
         return self.distances[a][b]
+
+    def peak(self):
+        """(MiB, vCPUs) at most, hot-added ones included: what the host
+        must be able to give this guest (check_fits, a Slurm allocation)."""
+        mem, cpus = self.mem_mib, self.ncpus
+        if self.hotplug and self.hotplug["maxmem_mib"]:
+            mem = self.hotplug["maxmem_mib"]
+        if self.hotplug and self.hotplug["maxcpus"]:
+            cpus = max(cpus, self.hotplug["maxcpus"])
+        return mem, cpus
 
     def summary(self):
         parts = []
@@ -444,12 +455,12 @@ def load(path):
     return parse(text, path)
 
 
-def catalogue(directory=HERE):
+def catalogue(directory=QEMU_TOPOLOGIES):
     return sorted(os.path.join(directory, f) for f in os.listdir(directory)
                   if f.endswith(SUFFIX))
 
 
-def find(name_or_path, directory=HERE):
+def find(name_or_path, directory=QEMU_TOPOLOGIES):
     """A topology by catalogue name ('4node') or by path."""
     if os.sep in name_or_path or name_or_path.endswith(SUFFIX):
         return load(name_or_path)
@@ -472,12 +483,7 @@ def host_limits():
 
 
 def check_fits(t, limits):
-    mem = t.mem_mib
-    if t.hotplug and t.hotplug["maxmem_mib"]:
-        mem = t.hotplug["maxmem_mib"]
-    cpus = t.ncpus
-    if t.hotplug and t.hotplug["maxcpus"]:
-        cpus = t.hotplug["maxcpus"]
+    mem, cpus = t.peak()
     if mem > limits["mem_mib"]:
         raise TopologyError(t.path, 0, f"needs {format_size(mem)} of guest "
                             f"memory, this host gives guests at most "
@@ -497,10 +503,11 @@ def setup_name(name):
 
 
 if __name__ == "__main__":
-    # `topology.py setups`: "name setup" per catalogue file, for meson.build.
+    # `python3 -m numa_matrix.topology setups`: "name setup" per catalogue
+    # file, for meson.build.
     import sys
     if sys.argv[1:] != ["setups"]:
-        sys.exit("usage: topology.py setups")
+        sys.exit("usage: python3 -m numa_matrix.topology setups")
     for p in catalogue():
         name = os.path.basename(p)[:-len(SUFFIX)]
         print(name, setup_name(name))

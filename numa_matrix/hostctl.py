@@ -21,7 +21,7 @@ import os
 import socket
 import time
 
-import topology
+from . import topology
 
 
 class HostControl:

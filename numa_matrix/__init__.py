@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: GPL-2.0
+"""numa-matrix's host tooling, one importable package.
+
+One module per part of the project: kernels (build-kernel), topology (the
+.topo files), hostctl (a guest's control channel), guest (run-guest), matrix
+(results/matrix), slurm (results/slurm-submit). The programs in the parts'
+folders are thin entry points into these modules, and the unit tests import
+the modules, so no script loads another one by path. What more than one
+module needs is here. Standard library only: topology is also imported
+inside guests (qemu-topologies/tests/guest_*.py).
+"""
+
+import os
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNEL_SERIES = os.path.join(TOP, "kernel-series")
+QEMU_TOPOLOGIES = os.path.join(TOP, "qemu-topologies")
+RESULTS = os.path.join(TOP, "results")
+
+# The entry points, for what runs them as programs: a guest, a Slurm job,
+# a message telling the user what to type.
+BUILD_KERNEL = os.path.join(KERNEL_SERIES, "build-kernel")
+RUN_GUEST = os.path.join(QEMU_TOPOLOGIES, "run-guest")
+MATRIX = os.path.join(RESULTS, "matrix")
+SLURM_SUBMIT = os.path.join(RESULTS, "slurm-submit")
+
+
+def cache_root():
+    """Kernels, ccache, selftests and guest run directories:
+    $NUMA_MATRIX_CACHE, else $XDG_CACHE_HOME/numa-matrix, else
+    ~/.cache/numa-matrix. Always absolute, so that a path handed to a
+    guest, a Slurm job or a later run means the same directory."""
+    root = os.environ.get("NUMA_MATRIX_CACHE")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        root = os.path.join(base, "numa-matrix")
+    return os.path.abspath(root)

@@ -1,0 +1,476 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a kernel on an emulated NUMA machine, run one command in it.
+
+  run-guest --topology 4node --kernel patched -- meson test -C build --suite numa
+
+The host's root is shared read-only over 9p, the --writable directories
+read-write, and the command runs as root in the host's current directory. Its
+stdout and stderr arrive here untouched (virtio ports, not the console); the
+kernel console goes to a log. Exit status: the command's, or
+  123  the kernel panicked, oopsed or printed a splat (WARNING:, BUG:, lockdep)
+  124  the guest did not finish within --timeout
+  125  the guest could not be run (bad topology, no kernel, QEMU failed)
+QEMU's command line is built here and nowhere else (qemu_command()).
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import BUILD_KERNEL, QEMU_TOPOLOGIES, TOP, cache_root, hostctl, topology
+
+GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
+QEMU = os.environ.get("NUMA_MATRIX_QEMU", "qemu-system-x86_64")
+
+EXIT_SPLAT, EXIT_TIMEOUT, EXIT_SETUP = 123, 124, 125
+
+# Kernel log lines that fail a run even when the command succeeded.
+SPLAT = re.compile(
+    r"Kernel panic|kernel BUG at|BUG:|WARNING:|\[#\d+\]|Bad page state|"
+    r"Bad page map|KASAN:|UBSAN:|possible circular locking|"
+    r"possible recursive locking|inconsistent lock state|"
+    r"suspicious RCU usage|list_(add|del) corruption|"
+    r"INFO: task .* blocked for more than|soft lockup|hard LOCKUP|"
+    r"rcu: INFO: .*detected stalls|Out of memory: Killed process|"
+    r"page dumped because|Unable to handle kernel")
+
+
+class SetupError(Exception):
+    pass
+
+
+def log(msg):
+    print(f"run-guest: {msg}", file=sys.stderr, flush=True)
+
+
+# guest-init mounts fresh tmpfs on these; host directories below them that
+# the command needs are kept visible (see keep_paths()).
+GUEST_TMPFS = ("/tmp", "/var/tmp")
+GUEST_PRIVATE = ("/run", "/dev", "/proc", "/sys")
+
+
+def under(path, dirs):
+    return [d for d in dirs if path == d or path.startswith(d.rstrip("/") + "/")]
+
+
+def keep_paths(argv, writable):
+    """Host directories below the guest's fresh /tmp and /var/tmp that must
+    stay visible: this checkout, the current directory, the command's."""
+    wanted = [TOP, os.getcwd()]
+    if os.sep in argv[0]:
+        wanted.append(os.path.dirname(os.path.abspath(argv[0])))
+    keep = []
+    for path in wanted:
+        if under(path, GUEST_PRIVATE):
+            raise SetupError(f"{path} is under {under(path, GUEST_PRIVATE)[0]}, "
+                             "which the guest mounts afresh: run from, and "
+                             "build in, another directory")
+        if under(path, GUEST_TMPFS) and not under(path, writable) and \
+                not under(path, keep):
+            keep = [k for k in keep if not under(k, [path])] + [path]
+    return keep
+
+
+def resolve_kernel(kernel, flavour):
+    """A bzImage path, or a variant name that build-kernel has built."""
+    if os.path.isfile(kernel):
+        return os.path.abspath(kernel)
+    if os.sep in kernel:
+        raise SetupError(f"kernel image {kernel} does not exist")
+    out = subprocess.run([BUILD_KERNEL, kernel, "--flavour", flavour,
+                          "--path-only"], capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        raise SetupError(out.stderr.strip().removeprefix("build-kernel: error: "))
+    return out.stdout.strip()
+
+
+def kernel_cmdline(args, topo):
+    parts = [
+        "console=ttyS0", "panic=-1", "oops=panic", "nokaslr",
+        "root=root", "rootfstype=9p", "ro",
+        "rootflags=version=9p2000.L,trans=virtio,access=any,msize=512000,"
+        "cache=loose",
+        f"init={GUEST_INIT}",
+    ]
+    if topo.hotplug and topo.hotplug["slots"]:
+        parts.append("memhp_default_state=online")
+    if args.thp:
+        parts.append(f"transparent_hugepage={args.thp}")
+    parts.extend(args.append)
+    return " ".join(parts)
+
+
+def host_memory_nodes():
+    """The host's NUMA nodes with memory, from sysfs ([] when unknown)."""
+    try:
+        with open("/sys/devices/system/node/has_memory") as f:
+            return topology.parse_cpulist(f.read().strip())
+    except (OSError, ValueError):
+        return []
+
+
+def host_binding(topo, host_nodes):
+    """{guest node: host node} for a KVM guest on a NUMA host: guest node i
+    on the (i mod n)-th host node with memory, so that a guest's remote node
+    is remote on the hardware too. {} on a host with fewer than two."""
+    if len(host_nodes) < 2:
+        return {}
+    return {n.id: host_nodes[n.id % len(host_nodes)] for n in topo.nodes}
+
+
+def numa_args(topo, binding=None):
+    out = []
+    binding = binding or {}
+    spare = topo.spare_cpus()
+    for n in topo.nodes:
+        spec = f"node,nodeid={n.id}"
+        # A spare vCPU's node is fixed at boot: QEMU puts a hot-added CPU in
+        # the node its slot was declared in.
+        cpus = n.cpus + [c for c, nid in spare.items() if nid == n.id]
+        if cpus:
+            spec += "".join(f",cpus={r}"
+                            for r in topology.format_cpulist(cpus).split(","))
+        if n.mem_mib:
+            bind = (f",host-nodes={binding[n.id]},policy=bind"
+                    if n.id in binding else "")
+            out += ["-object", f"memory-backend-ram,id=mem{n.id},"
+                    f"size={n.mem_mib}M{bind}"]
+            spec += f",memdev=mem{n.id}"
+        if n.initiator is not None and not n.cpus:
+            spec += f",initiator={n.initiator}"
+        out += ["-numa", spec]
+    if topo.distances is not None:
+        for a in range(len(topo.nodes)):
+            for b in range(len(topo.nodes)):
+                if a != b and (topo.asymmetric or a < b):
+                    out += ["-numa", f"dist,src={a},dst={b},"
+                            f"val={topo.distances[a][b]}"]
+    for h in topo.hmat:
+        base = (f"hmat-lb,initiator={h['initiator']},target={h['target']},"
+                "hierarchy=memory")
+        out += ["-numa", f"{base},data-type=access-latency,latency={h['latency']}",
+                "-numa", f"{base},data-type=access-bandwidth,"
+                f"bandwidth={h['bandwidth']}"]
+    return out
+
+
+def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
+                 control=None, binding=None):
+    """The one place where a QEMU command line is put together."""
+    machine = "q35" + (",hmat=on" if topo.hmat else "")
+    mem = f"{topo.mem_mib}M"
+    smp = f"{topo.ncpus}"
+    hp = topo.hotplug
+    if hp and hp["slots"]:
+        mem += f",slots={hp['slots']},maxmem={hp['maxmem_mib']}M"
+    if hp and hp["maxcpus"]:
+        smp += f",maxcpus={hp['maxcpus']}"
+    cmd = [QEMU, "-machine", machine, "-m", mem, "-smp", smp,
+           "-nodefaults", "-display", "none", "-no-reboot"]
+    if accel == "kvm":
+        cmd += ["-accel", "kvm", "-cpu", "host"]
+    elif clock == "icount":
+        # Guest time counts executed instructions (1 ns each): repeatable.
+        cmd += ["-accel", "tcg", "-cpu", "max", "-icount", "shift=0,sleep=off"]
+    else:
+        cmd += ["-accel", "tcg,thread=multi" if topo.ncpus > 1 else "tcg",
+                "-cpu", "max"]
+    cmd += numa_args(topo, binding)
+    cmd += ["-kernel", kernel, "-append", cmdline,
+            "-chardev", f"file,id=con,path={rundir}/console.log",
+            "-serial", "chardev:con",
+            "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,"
+            "multidevs=remap",
+            "-device", "virtio-9p-pci,fsdev=root,mount_tag=root",
+            "-fsdev", f"local,id=nmrun,path={rundir}/share,security_model=none",
+            "-device", "virtio-9p-pci,fsdev=nmrun,mount_tag=nmrun"]
+    for i, path in enumerate(shares):
+        cmd += ["-fsdev", f"local,id=w{i},path={path},security_model=none,"
+                "multidevs=remap",
+                "-device", f"virtio-9p-pci,fsdev=w{i},mount_tag=w{i}"]
+    cmd += ["-device", "virtio-serial-pci"]
+    for port in ("stdout", "stderr", "status"):
+        cmd += ["-chardev", f"file,id={port},path={rundir}/{port}",
+                "-device", f"virtserialport,chardev={port},name=nm.{port}"]
+    if control:
+        cmd += control.qemu_args()
+    return cmd
+
+
+def write_share(rundir, argv, shares, keep, topo, clock):
+    """The command as a shell script, with the host's environment plus what
+    tests may want to know about the machine they run on."""
+    share = os.path.join(rundir, "share")
+    os.makedirs(share)
+    environ = dict(os.environ)
+    environ["NUMA_MATRIX_TOPOLOGY_FILE"] = os.path.abspath(topo.path)
+    environ["NUMA_MATRIX_CLOCK"] = clock
+    env = []
+    for k, v in sorted(environ.items()):
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and k not in ("PWD", "OLDPWD", "SHLVL"):
+            env.append(f"export {k}={shlex.quote(v)}")
+    script = ["# written by run-guest", *env,
+              f"cd {shlex.quote(os.getcwd())} || exit 125",
+              "exec " + " ".join(shlex.quote(a) for a in argv), ""]
+    with open(os.path.join(share, "cmd"), "w") as f:
+        f.write("\n".join(script))
+    with open(os.path.join(share, "mounts"), "w") as f:
+        for i, path in enumerate(shares):
+            f.write(f"w{i} {path}\n")
+    with open(os.path.join(share, "keep"), "w") as f:
+        for path in keep:
+            f.write(path + "\n")
+
+
+def die_with_parent():
+    """QEMU must never outlive run-guest, even if run-guest is SIGKILLed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.setpgrp()
+
+
+class Streams:
+    """Copy what the guest writes to its ports to our stdout and stderr."""
+
+    def __init__(self, rundir):
+        self.files = []
+        for name, dest in (("stdout", sys.stdout.buffer),
+                           ("stderr", sys.stderr.buffer)):
+            path = os.path.join(rundir, name)
+            open(path, "wb").close()
+            self.files.append((open(path, "rb"), dest))
+
+    def pump(self):
+        for src, dest in self.files:
+            data = src.read()
+            if data:
+                dest.write(data)
+                dest.flush()
+
+
+def read_status(rundir):
+    try:
+        with open(os.path.join(rundir, "status")) as f:
+            text = f.read()
+    except OSError:
+        return None, False
+    m = re.search(r"exit=(\d+)", text)
+    return (int(m.group(1)) if m else None), "started" in text
+
+
+def splats(console):
+    lines = console.splitlines()
+    found = [i for i, line in enumerate(lines) if SPLAT.search(line)]
+    return lines, found
+
+
+def report_console(lines, found, path):
+    shown = set()
+    for i in found[:5]:
+        for j in range(max(0, i - 2), min(len(lines), i + 12)):
+            if j not in shown:
+                shown.add(j)
+                print(f"  | {lines[j]}", file=sys.stderr)
+    log(f"kernel log: {path}")
+
+
+def kvm_works(kernel, topo, cmdline):
+    """Probe once per host and QEMU: can this machine run the guest on KVM?"""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    version = subprocess.run([QEMU, "--version"], capture_output=True,
+                             text=True, check=False).stdout.split("\n")[0]
+    key = f"{version}|{os.uname().release}"
+    path = os.path.join(cache_root(), "kvm-probe.json")
+    try:
+        with open(path) as f:
+            cached = json.load(f)
+        if cached.get("key") == key:
+            return cached["works"]
+    except (OSError, ValueError):
+        pass
+    log("probing KVM with a short boot (result cached in " + path + ")")
+    probe = argparse.Namespace(topology=None, kernel=kernel, flavour=None,
+                               writable=[], timeout=30, clock="wall",
+                               keep=False, quiet=True, argv=["true"],
+                               keep_paths=[])
+    works = boot(probe, topo, kernel, cmdline, "kvm") == 0
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"key": key, "works": works}, f)
+    log(f"KVM {'works' if works else 'does not work'} here")
+    return works
+
+
+def boot(args, topo, kernel, cmdline, accel):
+    base = os.environ.get("NUMA_MATRIX_RUNS") or os.path.join(cache_root(), "runs")
+    os.makedirs(base, exist_ok=True)
+    rundir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base)
+    shares = [os.path.abspath(p) for p in args.writable]
+    write_share(rundir, args.argv, shares, args.keep_paths, topo, args.clock)
+    # Unix socket paths are limited to 108 bytes.
+    sockdir = rundir if len(rundir) < 80 else tempfile.mkdtemp(prefix="nm-")
+    binding = host_binding(topo, host_memory_nodes()) if accel == "kvm" else {}
+    if binding:
+        log("KVM on a NUMA host: guest node -> host node " +
+            ", ".join(f"{g}->{h}" for g, h in sorted(binding.items())) +
+            " (memory bound, vCPUs pinned)")
+    control = hostctl.HostControl(sockdir, topo,
+                                  os.path.join(rundir, "hostctl.log"), binding)
+    cmd = qemu_command(topo, kernel, cmdline, rundir, shares, accel,
+                       args.clock, control, binding)
+    with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
+        f.write(shlex.join(cmd) + "\n")
+    streams = Streams(rundir) if not args.quiet else None
+    qlog = open(os.path.join(rundir, "qemu.log"), "wb")
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
+                            stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+    timed_out = False
+    try:
+        while proc.poll() is None:
+            if streams:
+                streams.pump()
+            control.poll()
+            if time.time() - t0 > args.timeout:
+                timed_out = True
+                break
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        log(f"interrupted; guest stopped, run directory kept: {rundir}")
+        raise
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        qlog.close()
+        control.close()
+    if streams:
+        streams.pump()
+    return finish(args, rundir, proc.returncode, timed_out, time.time() - t0)
+
+
+def finish(args, rundir, qemu_rc, timed_out, seconds):
+    console_path = os.path.join(rundir, "console.log")
+    try:
+        with open(console_path, errors="replace") as f:
+            console = f.read()
+    except OSError:
+        console = ""
+    lines, found = splats(console)
+    rc, started = read_status(rundir)
+    if timed_out:
+        log(f"guest did not finish within {args.timeout} s "
+            f"({'command was running' if started else 'it never started the command'});"
+            " last kernel messages:")
+        report_console(lines, list(range(max(0, len(lines) - 8), len(lines))),
+                       console_path)
+        return EXIT_TIMEOUT
+    if found:
+        what = "the command exited with status " + str(rc) if rc is not None \
+            else "the command did not finish"
+        log(f"kernel problem in the guest ({what}):")
+        report_console(lines, found, console_path)
+        return EXIT_SPLAT
+    if rc is None:
+        with open(os.path.join(rundir, "qemu.log"), errors="replace") as f:
+            qemu_out = f.read().strip()
+        log(f"guest ended without reporting an exit status (QEMU exit "
+            f"{qemu_rc}){': ' + qemu_out if qemu_out else ''}")
+        report_console(lines, list(range(max(0, len(lines) - 8), len(lines))),
+                       console_path)
+        log(f"QEMU command: {os.path.join(rundir, 'qemu.cmd')}")
+        return EXIT_SETUP
+    if not args.quiet:
+        log(f"guest finished in {seconds:.1f} s, command exit status {rc}")
+    if args.keep or rc != 0:
+        log(f"run directory kept: {rundir}")
+    else:
+        shutil.rmtree(rundir, ignore_errors=True)
+    return rc
+
+
+def list_catalogue():
+    for path in topology.catalogue():
+        try:
+            t = topology.load(path)
+            print(f"{t.name:<12} {t.summary()}: {t.description}")
+        except topology.TopologyError as e:
+            print(f"{os.path.basename(path):<12} INVALID: {e}")
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_sigterm)
+    ap = argparse.ArgumentParser(
+        usage="%(prog)s [options] -- COMMAND [ARG...]",
+        description=__doc__.split("\n\n")[0])
+    ap.add_argument("--topology", default="4node",
+                    help="a name from --list, or a .topo path (default 4node)")
+    ap.add_argument("--kernel", default="patched",
+                    help="bzImage path or variant: baseline, patched, series-K")
+    ap.add_argument("--flavour", default="perf", choices=("perf", "debug"))
+    ap.add_argument("--clock", default="wall", choices=("wall", "icount"),
+                    help="icount: one vCPU, guest time = executed instructions")
+    ap.add_argument("--accel", default="tcg", choices=("tcg", "kvm", "auto"),
+                    help="auto: KVM if a probe boot works, else TCG")
+    ap.add_argument("--writable", action="append", default=[], metavar="DIR",
+                    help="host directory the guest may write (repeatable)")
+    ap.add_argument("--thp", choices=("always", "madvise", "never"),
+                    help="transparent_hugepage= at boot")
+    ap.add_argument("--append", action="append", default=[], metavar="ARG",
+                    help="extra kernel command-line argument")
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the run directory (console log etc.) on success")
+    ap.add_argument("--list", action="store_true", help="list the topologies")
+    ap.add_argument("argv", nargs="*", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    args.quiet = False
+    if args.list:
+        list_catalogue()
+        return 0
+    if not args.argv:
+        ap.error("no command: give it after --")
+    try:
+        topo = topology.find(args.topology)
+        topology.check_fits(topo, topology.host_limits())
+        if args.clock == "icount":
+            topo = topo.single_cpu()
+        for d in args.writable:
+            if not os.path.isdir(d):
+                raise SetupError(f"--writable {d}: no such directory")
+        args.keep_paths = keep_paths(args.argv,
+                                     [os.path.abspath(d) for d in args.writable])
+        kernel = resolve_kernel(args.kernel, args.flavour)
+        if shutil.which(QEMU) is None:
+            raise SetupError(f"{QEMU} not found: apt-get install qemu-system-x86")
+        cmdline = kernel_cmdline(args, topo)
+        accel = args.accel
+        if args.clock == "icount":
+            if accel == "kvm":
+                raise SetupError("--clock icount needs TCG, not KVM")
+            accel = "tcg"
+        elif accel == "auto":
+            accel = "kvm" if kvm_works(kernel, topo, cmdline) else "tcg"
+        return boot(args, topo, kernel, cmdline, accel)
+    except (SetupError, topology.TopologyError) as e:
+        log(f"error: {e}")
+        return EXIT_SETUP
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
+
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt

@@ -1,0 +1,742 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The benchmark matrix: kernels x topologies x scenarios, and its reports.
+
+  matrix run [selection]        run the cells not yet done, then report
+  matrix plan [selection]       create a run directory and list its cells
+  matrix cell RUN_DIR K T S     run one cell (kernel, topology, scenario)
+  matrix report RUN_DIR         (re)write RUN_DIR/report.md and its plots
+  matrix compare RUN_A RUN_B    compare two runs cell by cell
+  matrix list                   the kernels, topologies and scenarios
+
+A cell is one benchmark invocation in its own guest: one kernel, one
+topology, one scenario, N iterations. Its figures are written atomically to
+RUN_DIR/cells/<topology>/<scenario>/<kernel>.csv, so an interrupted run
+resumes (run --resume RUN_DIR) without redoing finished cells, and a failed
+cell leaves a .failed file with the reason next to where its figures would be.
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from . import BUILD_KERNEL, RESULTS, RUN_GUEST, TOP, topology
+
+# What each scenario asks of timedmunlock. "all" = every memory node.
+SCENARIOS = {
+    "bind": {"policy": "bind:0", "thp": "never", "op": "munlock",
+             "what": "munlock, bound to node 0, THP never"},
+    "interleave": {"policy": "interleave:all", "thp": "never", "op": "munlock",
+                   "what": "munlock, interleaved over all nodes, THP never "
+                           "(the worst case: one page per node per batch)"},
+    "thp-always": {"policy": "bind:0", "thp": "always", "op": "munlock",
+                   "what": "munlock, bound to node 0, THP always"},
+    "exit": {"policy": "interleave:all", "thp": "never", "op": "exit",
+             "what": "exit of a process holding a locked area interleaved "
+                     "over all nodes, THP never"},
+    "exit-bind": {"policy": "bind:0", "thp": "never", "op": "exit",
+                  "what": "exit of a process holding a locked area bound to "
+                          "node 0, THP never"},
+    "exit-thp": {"policy": "interleave:all", "thp": "always", "op": "exit",
+                 "what": "exit of a process holding a locked area interleaved "
+                         "over all nodes, THP always"},
+    "exit-bind-thp": {"policy": "bind:0", "thp": "always", "op": "exit",
+                      "what": "exit of a process holding a locked area bound "
+                              "to node 0, THP always"},
+    "concurrent": {"policy": "interleave:all", "thp": "never", "op": "munlock",
+                   "processes": "cpus", "clocks": ("wall",),
+                   "what": "one process per vCPU munlocking its own "
+                           "interleaved area at once (wall clock only: "
+                           "icount has one vCPU)"},
+}
+DEFAULT_BUILD = os.environ.get("NUMA_MATRIX_BUILD", os.path.join(TOP, "build"))
+DEFAULT_TOPOLOGIES = ["1node", "2node", "4node", "8node"]
+DEFAULT_SCENARIOS = ["bind", "interleave", "thp-always", "exit"]
+WORST_CASE = ["interleave"]
+
+
+def log(msg):
+    print(f"matrix: {msg}", file=sys.stderr, flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, check=False, **kw)
+
+
+# ---------------------------------------------------------------- selection
+
+def all_kernels(flavour):
+    out = sh([BUILD_KERNEL, "--list"])
+    if out.returncode != 0:
+        raise Failure(out.stderr.strip())
+    return [line.split("\t")[0] for line in out.stdout.splitlines()]
+
+
+def parse_selection(args):
+    kernels = all_kernels(args.flavour)
+    if args.kernels and args.kernels != "all":
+        wanted = args.kernels.split(",")
+        for k in wanted:
+            if k not in kernels:
+                raise Failure(f"kernel '{k}' is not a variant of the current "
+                              f"series ({', '.join(kernels)})")
+        kernels = [k for k in kernels if k in wanted]
+    topos = args.topologies.split(",") if args.topologies else DEFAULT_TOPOLOGIES
+    for t in topos:
+        topology.find(t)
+    scenarios = WORST_CASE if args.interleave_worst_case else \
+        (args.scenarios.split(",") if args.scenarios else DEFAULT_SCENARIOS)
+    for s in scenarios:
+        if s not in SCENARIOS:
+            raise Failure(f"unknown scenario '{s}' (known: {', '.join(SCENARIOS)})")
+        clocks = SCENARIOS[s].get("clocks")
+        if clocks and args.clock not in clocks:
+            raise Failure(f"scenario {s} needs --clock {' or '.join(clocks)}")
+    return kernels, topos, scenarios
+
+
+# ---------------------------------------------------------------- environment
+
+def git_describe():
+    out = sh(["git", "-C", TOP, "rev-parse", "HEAD"])
+    rev = out.stdout.strip() if out.returncode == 0 else "unknown"
+    dirty = sh(["git", "-C", TOP, "status", "--porcelain"]).stdout.strip()
+    return rev + ("-dirty" if dirty else "")
+
+
+def host_env():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    qemu = sh(["qemu-system-x86_64", "--version"]).stdout.splitlines()
+    return {"cpu_model": model, "cpus": os.cpu_count(),
+            "memory_mib": topology.host_limits()["mem_mib"] * 2,
+            "host_kernel": platform.release(),
+            "qemu": qemu[0] if qemu else "unknown"}
+
+
+def kernel_info(kernel, flavour):
+    out = sh([BUILD_KERNEL, kernel, "--flavour", flavour, "--info"])
+    if out.returncode != 0:
+        raise Failure(out.stderr.strip())
+    info = json.loads(out.stdout)
+    return {k: info[k] for k in ("variant", "patches", "patch_names", "flavour",
+                                 "series_hash", "config_hash", "image")} | {
+        "source_version": info["source"]["version"],
+        "source_package": info["source"]["package"]}
+
+
+def write_env(rundir, args, kernels, topos, scenarios):
+    """env.json: what the figures depend on, and everything a cell needs to
+    run from the run directory alone (matrix cell). Cells name the kernel
+    image, not the variant: editing the series while the matrix runs must not
+    change the kernel under it, and a resumed run must keep its kernels."""
+    path = os.path.join(rundir, "env.json")
+    env = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            env = json.load(f)
+    kinfo = {k: kernel_info(k, args.flavour) for k in kernels}
+    for k, old in env.get("kernels", {}).items():
+        if k in kinfo and (old["series_hash"], old["config_hash"]) != \
+                (kinfo[k]["series_hash"], kinfo[k]["config_hash"]):
+            raise Failure(f"kernel {k} changed since this run started (series "
+                          f"{old['series_hash']} config {old['config_hash']}, now "
+                          f"{kinfo[k]['series_hash']} {kinfo[k]['config_hash']}): "
+                          "start a new run instead of resuming")
+    env.setdefault("started", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    env.update({
+        "clock": args.clock, "accel": "tcg" if args.clock == "icount" else args.accel,
+        "iterations": args.iterations, "size": args.size, "flavour": args.flavour,
+        "timeout": args.timeout,
+        "bench": args.bench,
+        "numa_matrix": git_describe(), "host": host_env(),
+        "kernels": env.get("kernels", {}) | kinfo,
+        "topologies": env.get("topologies", []) +
+        [t for t in topos if t not in env.get("topologies", [])],
+        "scenarios": env.get("scenarios", {}) | {s: SCENARIOS[s] for s in scenarios},
+    })
+    os.makedirs(os.path.join(rundir, "topologies"), exist_ok=True)
+    for t in topos:
+        shutil.copy2(topology.find(t).path, os.path.join(rundir, "topologies"))
+    atomic_write(path, json.dumps(env, indent=2) + "\n")
+    return env
+
+
+def atomic_write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, path)
+
+
+# ---------------------------------------------------------------- running
+
+def cell_path(rundir, topo, scenario, kernel):
+    return os.path.join(rundir, "cells", topo, scenario, kernel + ".csv")
+
+
+def bench_command(env, scenario, topo):
+    spec = SCENARIOS[scenario]
+    cmd = [env["bench"], "--policy", spec["policy"], "--thp", spec["thp"],
+           "--op", spec["op"], "--size", env["size"],
+           "--iterations", str(env["iterations"])]
+    if spec.get("processes") == "cpus":
+        cmd += ["--processes", str(topology.find(topo).ncpus)]
+    return cmd
+
+
+def run_cell(env, rundir, kernel, topo, scenario):
+    """One guest, one benchmark. Figures on success, .failed otherwise."""
+    path = cell_path(rundir, topo, scenario, kernel)
+    guest = [RUN_GUEST, "--topology", topo,
+             "--kernel", env["kernels"][kernel]["image"],
+             "--flavour", env["flavour"], "--clock", env["clock"],
+             "--timeout", str(env["timeout"])]
+    if env["clock"] != "icount":
+        guest += ["--accel", env["accel"]]
+    out = subprocess.run(guest + ["--"] + bench_command(env, scenario, topo),
+                         capture_output=True, text=True, check=False)
+    if out.returncode == 0 and "iteration,op,pages,seconds" in out.stdout:
+        atomic_write(path, out.stdout)
+        if os.path.exists(path[:-4] + ".failed"):
+            os.unlink(path[:-4] + ".failed")
+        return True, ""
+    atomic_write(path[:-4] + ".failed",
+                 f"exit status {out.returncode}\n--- stderr\n{out.stderr}"
+                 f"--- stdout\n{out.stdout}")
+    # The first thing said about the failure, not run-guest's epilogue.
+    lines = [line for line in out.stderr.splitlines() if line.strip() and not
+             re.match(r"run-guest: (run directory kept|guest finished)", line)]
+    return False, (lines[0] if lines else f"exit status {out.returncode}")
+
+
+def load_env(rundir):
+    path = os.path.join(rundir, "env.json")
+    if not os.path.isfile(path):
+        raise Failure(f"{rundir} is not a matrix run directory (no env.json)")
+    with open(path) as f:
+        return json.load(f)
+
+
+def plan_cells(env, kernels=None, topos=None, scenarios=None):
+    return [(k, t, s) for t in (topos or env["topologies"])
+            for s in (scenarios or env["scenarios"])
+            for k in (kernels or env["kernels"])]
+
+
+def fmt_duration(s):
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else \
+        f"{s // 60}m{s % 60:02d}s"
+
+
+PARAMS = {"iterations": 10, "size": "64M", "clock": "icount", "accel": "auto",
+          "flavour": "perf", "timeout": 900}
+
+
+def plan_run(args):
+    """Create (or reopen with --resume) a run directory and its env.json.
+    A resumed run keeps its own selection and parameters unless told."""
+    old = load_env(os.path.abspath(args.resume)) if args.resume else {}
+    for name, default in PARAMS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, old.get(name, default))
+    args.bench = os.path.abspath(os.path.join(args.build, "numa-tests", "bench",
+                                              "timedmunlock")) \
+        if args.build else old.get("bench", os.path.join(DEFAULT_BUILD, "numa-tests",
+                                                         "bench", "timedmunlock"))
+    if old:
+        args.kernels = args.kernels or ",".join(old["kernels"])
+        args.topologies = args.topologies or ",".join(old["topologies"])
+        if not args.interleave_worst_case:
+            args.scenarios = args.scenarios or ",".join(old["scenarios"])
+    kernels, topos, scenarios = parse_selection(args)
+    if args.resume:
+        rundir = os.path.abspath(args.resume)
+    elif args.run_dir:
+        rundir = os.path.abspath(args.run_dir)
+    else:
+        version = kernel_info(kernels[0], args.flavour)["source_version"]
+        run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{args.clock}"
+        rundir = os.path.join(args.results, version, run_id)
+    os.makedirs(rundir, exist_ok=True)
+    env = write_env(rundir, args, kernels, topos, scenarios)
+    return rundir, env, plan_cells(env, kernels, topos, scenarios)
+
+
+def cmd_plan(args):
+    rundir, env, cells = plan_run(args)
+    print(rundir)
+    for k, t, s in cells:
+        print(f"{k} {t} {s}")
+    return 0
+
+
+def cmd_cell(args):
+    """Run one cell of a planned run: what a Slurm array task does."""
+    rundir = os.path.abspath(args.run_dir)
+    env = load_env(rundir)
+    for what, value, known in (("kernel", args.kernel, env["kernels"]),
+                               ("topology", args.topology, env["topologies"]),
+                               ("scenario", args.scenario, env["scenarios"])):
+        if value not in known:
+            raise Failure(f"{what} {value} is not in this run ({', '.join(known)})")
+    if os.path.exists(cell_path(rundir, args.topology, args.scenario, args.kernel)) \
+            and not args.force:
+        log(f"{args.topology} {args.scenario} {args.kernel}: already done")
+        return 0
+    ok, reason = run_cell(env, rundir, args.kernel, args.topology, args.scenario)
+    log(f"{args.topology} {args.scenario} {args.kernel}: "
+        + ("done" if ok else f"FAILED: {reason}"))
+    return 0 if ok else 1
+
+
+def build_kernels(env, rundir):
+    for i, (k, info) in enumerate(env["kernels"].items(), 1):
+        log(f"kernel {i}/{len(env['kernels'])}: {k} ({env['flavour']})")
+        out = subprocess.run([BUILD_KERNEL, k, "--flavour", env["flavour"]],
+                             stdout=subprocess.PIPE, text=True, check=False)
+        if out.returncode != 0:
+            raise Failure(f"building kernel {k} failed (see above); finished "
+                          f"cells are kept in {rundir}")
+        if out.stdout.strip() != info["image"]:
+            raise Failure(f"kernel {k} built as {out.stdout.strip()}, but this "
+                          f"run planned {info['image']}: the series changed")
+
+
+def finish_run(rundir):
+    env = load_env(rundir)
+    env["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    atomic_write(os.path.join(rundir, "env.json"), json.dumps(env, indent=2) + "\n")
+    return write_report(rundir)
+
+
+def time_left(took, remaining):
+    """Seconds the remaining cells should take, from what finished cells
+    took: per cell the mean of finished cells of the same topology and
+    scenario, else of the same topology, else of all. Cells of one machine
+    cost alike; machines differ by minutes under wall-clock contention."""
+    if not took:
+        return 0.0
+
+    def mean(xs):
+        return sum(xs) / len(xs)
+
+    overall = mean(list(took.values()))
+    left = 0.0
+    for k, t, s in remaining:
+        same = [v for (_, t2, s2), v in took.items() if (t2, s2) == (t, s)]
+        same = same or [v for (_, t2, _), v in took.items() if t2 == t]
+        left += mean(same) if same else overall
+    return left
+
+
+def cmd_run(args):
+    rundir, env, cells = plan_run(args)
+    if not os.access(env["bench"], os.X_OK):
+        raise Failure(f"{env['bench']} is not built: run ./numa-matrix setup "
+                      "(or meson compile -C build)")
+    log(f"run directory {rundir}")
+    build_kernels(env, rundir)
+    todo = [c for c in cells if not os.path.exists(cell_path(rundir, c[1], c[2], c[0]))]
+    log(f"{len(cells)} cells, {len(cells) - len(todo)} already done, "
+        f"{len(todo)} to run ({env['iterations']} iterations each, clock "
+        f"{env['clock']})")
+    took = {}
+    failed = 0
+    try:
+        for n, (k, t, s) in enumerate(todo, 1):
+            started = time.time()
+            ok, reason = run_cell(env, rundir, k, t, s)
+            took[(k, t, s)] = time.time() - started
+            left = time_left(took, todo[n:])
+            state = f"done in {took[(k, t, s)]:.0f} s" if ok else f"FAILED: {reason}"
+            failed += not ok
+            log(f"[{n}/{len(todo)}] {t} {s} {k}: {state}; "
+                f"{len(todo) - n} left, ~{fmt_duration(left)}")
+    except KeyboardInterrupt:
+        log(f"interrupted: finished cells are kept; resume with "
+            f"results/matrix run --resume {rundir}")
+        return 130
+    log(f"report: {finish_run(rundir)}")
+    print(headline(rundir))
+    if failed:
+        log(f"{failed} cell(s) failed: their .failed files say why")
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------- reading
+
+def read_cell(path):
+    """Per-iteration seconds and pages of one cell file."""
+    seconds, pages, meta = [], None, {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("# timedmunlock "):
+                meta = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
+            if not line or line.startswith("#") or line.startswith("iteration,"):
+                continue
+            it, op, npages, sec = line.split(",")
+            seconds.append(float(sec))
+            pages = int(npages)
+    if not seconds:
+        raise Failure(f"{path}: no iterations")
+    return {"seconds": seconds, "pages": pages, "meta": meta}
+
+
+def load_run(rundir):
+    with open(os.path.join(rundir, "env.json")) as f:
+        env = json.load(f)
+    cells, failed = {}, {}
+    for topo in env["topologies"]:
+        for scenario in env["scenarios"]:
+            for kernel in env["kernels"]:
+                path = cell_path(rundir, topo, scenario, kernel)
+                if os.path.exists(path):
+                    cells[(topo, scenario, kernel)] = read_cell(path)
+                elif os.path.exists(path[:-4] + ".failed"):
+                    failed[(topo, scenario, kernel)] = os.path.relpath(
+                        path[:-4] + ".failed", rundir)
+    return env, cells, failed
+
+
+def stats(values):
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return {"min": min(values), "mean": mean, "stddev": math.sqrt(var),
+            "max": max(values), "range": max(values) - min(values)}
+
+
+def pct(base, new):
+    """mmtests' percentage for lower-is-better figures: positive = better."""
+    if base == 0:
+        return 0.0 if new == 0 else -100.0
+    return (base - new) / base * 100
+
+
+# ---------------------------------------------------------------- report
+
+ROWS = ("min", "mean", "stddev", "max", "range")
+
+
+def seed_table(kernels, cells, env, topo, scenario):
+    """One table in the format of the 2013 cover letter (mmtests compare)."""
+    present = [k for k in kernels if (topo, scenario, k) in cells]
+    if not present:
+        return None
+    st = {k: stats(cells[(topo, scenario, k)]["seconds"]) for k in present}
+    base = st[present[0]]
+    width = 22
+    unit = "s"
+    scale = 1.0
+    if max(s["max"] for s in st.values()) < 1:
+        unit, scale = "ms", 1000.0
+    head1 = f"{'':<18}" + "".join(f"{env['kernels'][k]['source_version']:>{width}}"
+                                   for k in present)
+    head2 = f"{'':<18}" + "".join(f"{k:>{width}}" for k in present)
+    lines = [head1, head2]
+    for row in ROWS:
+        cols = []
+        for k in present:
+            v = st[k][row]
+            cols.append(f"{v * scale:.3f} ({pct(base[row], v):7.2f}%)".rjust(width))
+        lines.append(f"Elapsed {row:<7} {unit:<3}" + "".join(cols))
+    per_page = []
+    for k in present:
+        c = cells[(topo, scenario, k)]
+        v = st[k]["mean"] / c["pages"] * 1e9
+        b = base["mean"] / cells[(topo, scenario, present[0])]["pages"] * 1e9
+        per_page.append(f"{v:.1f} ({pct(b, v):7.2f}%)".rjust(width))
+    lines.append(f"{'ns/page mean':<18}" + "".join(per_page))
+    return "\n".join(lines)
+
+
+def per_page(cells, topo, scenario, kernel):
+    c = cells.get((topo, scenario, kernel))
+    if not c:
+        return None
+    return stats(c["seconds"])["mean"] / c["pages"] * 1e9
+
+
+def gnuplot(script, out):
+    if not shutil.which("gnuplot"):
+        log("gnuplot not found (apt-get install gnuplot-nox): no plots")
+        return False
+    r = subprocess.run(["gnuplot"], input=script, text=True,
+                       capture_output=True, check=False)
+    if r.returncode != 0:
+        log(f"gnuplot failed for {out}: {r.stderr.strip()}")
+        return False
+    return True
+
+
+def nodes_of(rundir, topo):
+    return len(topology.load(os.path.join(rundir, "topologies",
+                                          topo + topology.SUFFIX)).nodes)
+
+
+def plot_lines(rundir, name, title, ylabel, series, xs):
+    """series: {label: [(x, y) ...]} -> plots/<name>.svg (gnuplot)."""
+    os.makedirs(os.path.join(rundir, "plots"), exist_ok=True)
+    data = os.path.join(rundir, "plots", name + ".dat")
+    with open(data, "w") as f:
+        for label, points in series.items():
+            f.write(f'"{label}"\n')
+            for x, y in points:
+                f.write(f"{x} {y}\n")
+            f.write("\n\n")
+    out = os.path.join(rundir, "plots", name + ".svg")
+    plots = ", ".join(f"'{data}' index {i} using 1:2 with linespoints "
+                      f"title columnheader(1)" for i in range(len(series)))
+    script = (f"set terminal svg size 800,480 dynamic font 'sans,12'\n"
+              f"set output '{out}'\nset title '{title}'\n"
+              f"set xlabel 'NUMA nodes'\nset ylabel '{ylabel}'\n"
+              f"set xtics ({', '.join(str(x) for x in xs)})\nset logscale x 2\n"
+              f"set key outside right\nset grid\nplot {plots}\n")
+    return gnuplot(script, out) and os.path.relpath(out, rundir)
+
+
+def plots(rundir, env, cells):
+    kernels = list(env["kernels"])
+    topos = sorted(env["topologies"], key=lambda t: nodes_of(rundir, t))
+    xs = sorted({nodes_of(rundir, t) for t in topos})
+    made = []
+    clock = env["clock"]
+    unit = "instructions per page (icount)" if clock == "icount" else "ns per page"
+    for scenario in env["scenarios"]:
+        if scenario not in ("bind", "interleave"):
+            continue
+        series = {}
+        for k in kernels:
+            pts = [(nodes_of(rundir, t), per_page(cells, t, scenario, k)) for t in topos]
+            pts = [(x, y) for x, y in pts if y is not None]
+            if pts:
+                series[k] = pts
+        if series and len(xs) > 1:
+            p = plot_lines(rundir, f"per-page-{scenario}",
+                           f"munlock cost per page, {scenario}", unit, series, xs)
+            if p:
+                made.append(p)
+    if "bind" in env["scenarios"] and "interleave" in env["scenarios"] and len(xs) > 1:
+        series = {}
+        for k in kernels:
+            pts = []
+            for t in topos:
+                b, i = per_page(cells, t, "bind", k), per_page(cells, t, "interleave", k)
+                if b and i:
+                    pts.append((nodes_of(rundir, t), i / b))
+            if pts:
+                series[k] = pts
+        if series:
+            p = plot_lines(rundir, "interleave-bind-ratio",
+                           "munlock cost, interleaved / bound", "ratio", series, xs)
+            if p:
+                made.append(p)
+    return made
+
+
+def ratio_table(env, cells, topos):
+    kernels = list(env["kernels"])
+    lines = ["| topology | " + " | ".join(kernels) + " |",
+             "|---|" + "---|" * len(kernels)]
+    for t in topos:
+        row = []
+        for k in kernels:
+            b, i = per_page(cells, t, "bind", k), per_page(cells, t, "interleave", k)
+            row.append(f"{i / b:.4f}" if b and i else "-")
+        lines.append(f"| {t} | " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def headline(rundir):
+    """The table to paste into a cover letter: the worst case (interleave,
+    else the first scenario) on the machine with the most nodes."""
+    env, cells, _ = load_run(rundir)
+    topos = sorted(env["topologies"], key=lambda t: nodes_of(rundir, t))
+    scenario = "interleave" if "interleave" in env["scenarios"] \
+        else next(iter(env["scenarios"]))
+    for t in reversed(topos):
+        table = seed_table(list(env["kernels"]), cells, env, t, scenario)
+        if table:
+            return (f"timedmunlock, {scenario} on {t} ({env['clock']}, "
+                    f"{env['iterations']} x {env['size']}):\n{table}")
+    return "no cell finished"
+
+
+def write_report(rundir):
+    env, cells, failed = load_run(rundir)
+    kernels = list(env["kernels"])
+    clock = env["clock"]
+    h = env["host"]
+    md = [f"# timedmunlock matrix: {os.path.basename(rundir)}", "",
+          f"- clock: **{clock}**" + (
+              " (QEMU `-icount shift=0,sleep=off`, one vCPU: guest time counts "
+              "executed instructions, 1 ns each. Host load does not change it; "
+              "the spread left is the guest's own iteration-to-iteration "
+              "variation)" if clock == "icount" else
+              f" under {env['accel']} (noisy: compare runs with `matrix compare`)"),
+          f"- {env['iterations']} iterations of a {env['size']} area per cell, "
+          f"flavour {env['flavour']}",
+          f"- host: {h['cpu_model']}, {h['cpus']} CPUs, {h['memory_mib']} MiB, "
+          f"kernel {h['host_kernel']}; {h['qemu']}",
+          f"- numa-matrix {env['numa_matrix']}; started {env.get('started')}, "
+          f"finished {env.get('finished', 'not yet')}", "",
+          "| kernel | patches | series hash | config hash |", "|---|---|---|---|"]
+    for k, info in env["kernels"].items():
+        md.append(f"| {k} | {info['patches']} | {info['series_hash']} | "
+                  f"{info['config_hash']} |")
+    md += ["", "Percentages are mmtests': (base - new) / base x 100 against the "
+           "first column, so positive is better.", ""]
+    topos = sorted(env["topologies"], key=lambda t: nodes_of(rundir, t))
+    for scenario in env["scenarios"]:
+        md += [f"## {scenario}: {env['scenarios'][scenario]['what']}", ""]
+        for t in topos:
+            table = seed_table(kernels, cells, env, t, scenario)
+            if table:
+                md += [f"{t}:", "", "```", "timedmunlock", table, "```", ""]
+    if "bind" in env["scenarios"] and "interleave" in env["scenarios"]:
+        md += ["## interleaved / bound, mean cost per page", "",
+               ratio_table(env, cells, topos), ""]
+    made = plots(rundir, env, cells)
+    if made:
+        md += ["## plots", ""] + [f"![{p}]({p})" for p in made] + [""]
+    if failed:
+        md += ["## failed cells", ""] + [f"- {t} {s} {k}: see `{p}`"
+                                         for (t, s, k), p in sorted(failed.items())]
+        md.append("")
+    missing = [(t, s, k) for t in env["topologies"] for s in env["scenarios"]
+               for k in kernels if (t, s, k) not in cells and (t, s, k) not in failed]
+    if missing:
+        md += [f"{len(missing)} cell(s) not run yet.", ""]
+    path = os.path.join(rundir, "report.md")
+    atomic_write(path, "\n".join(md))
+    return path
+
+
+# ---------------------------------------------------------------- compare
+
+def cmd_compare(args):
+    env_a, cells_a, _ = load_run(args.run_a)
+    env_b, cells_b, _ = load_run(args.run_b)
+    common = sorted(set(cells_a) & set(cells_b))
+    if not common:
+        raise Failure("the two runs have no cell in common")
+    both_icount = env_a["clock"] == env_b["clock"] == "icount"
+    print(f"A: {args.run_a} ({env_a['clock']})\nB: {args.run_b} ({env_b['clock']})")
+    if env_a["clock"] != env_b["clock"]:
+        print("warning: the runs use different clocks; their figures are not "
+              "comparable")
+    if both_icount:
+        print("Both runs count instructions (icount): the host's load adds no "
+              "noise; what spread there is comes from the guest itself\n"
+              "(its page allocator starts each iteration in another state), and "
+              "a difference beyond it is the kernels'.")
+    print(f"{'topology':<12} {'scenario':<11} {'kernel':<10} {'A mean':>12} "
+          f"{'B mean':>12} {'change':>9}  verdict")
+    for key in common:
+        a, b = stats(cells_a[key]["seconds"]), stats(cells_b[key]["seconds"])
+        change = pct(a["mean"], b["mean"])
+        # Differences under twice the larger spread are not told apart.
+        noise = 2 * max(a["stddev"], b["stddev"])
+        if a["mean"] == b["mean"]:
+            verdict = "identical"
+        elif abs(a["mean"] - b["mean"]) <= noise:
+            verdict = "within noise"
+        else:
+            verdict = "better" if change > 0 else "worse"
+        t, s, k = key
+        print(f"{t:<12} {s:<11} {k:<10} {a['mean']:12.6f} {b['mean']:12.6f} "
+              f"{change:8.2f}%  {verdict}")
+    return 0
+
+
+def cmd_list(args):
+    print("kernels:    " + " ".join(all_kernels(args.flavour)))
+    print("topologies: " + " ".join(os.path.basename(p)[:-5]
+                                    for p in topology.catalogue()))
+    for name, spec in SCENARIOS.items():
+        print(f"scenario   {name:<11} {spec['what']}")
+    return 0
+
+
+def add_selection(p):
+    p.add_argument("--kernels", help="comma list of variants (default: all)")
+    p.add_argument("--topologies",
+                   help=f"comma list (default: {','.join(DEFAULT_TOPOLOGIES)})")
+    p.add_argument("--scenarios",
+                   help=f"comma list (default: {','.join(DEFAULT_SCENARIOS)})")
+    p.add_argument("--interleave-worst-case", action="store_true",
+                   help="only the interleave scenario (THP never)")
+    # Defaults are filled in by plan_run(): a resumed run keeps its own.
+    p.add_argument("--iterations", type=int, help="default 10")
+    p.add_argument("--size", help="default 64M")
+    p.add_argument("--clock", choices=("icount", "wall"), help="default icount")
+    p.add_argument("--accel", choices=("tcg", "kvm", "auto"),
+                   help="for --clock wall (icount is always TCG); default auto")
+    p.add_argument("--flavour", choices=("perf", "debug"), help="default perf")
+    p.add_argument("--timeout", type=int, help="seconds per cell, default 900")
+    p.add_argument("--results", default=RESULTS, help=argparse.SUPPRESS)
+    p.add_argument("--build", help=argparse.SUPPRESS)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="run the matrix (or resume one)")
+    plan = sub.add_parser("plan", help="create a run directory, list its cells")
+    for p in (run, plan):
+        add_selection(p)
+    run.add_argument("--resume", metavar="RUN_DIR")
+    plan.add_argument("--run-dir", help="where (default: results/<version>/<id>)")
+    cell = sub.add_parser("cell", help="run one cell of a planned run")
+    cell.add_argument("run_dir")
+    cell.add_argument("kernel")
+    cell.add_argument("topology")
+    cell.add_argument("scenario")
+    cell.add_argument("--force", action="store_true", help="run it again")
+    rep = sub.add_parser("report", help="write RUN_DIR/report.md and plots")
+    rep.add_argument("run_dir")
+    cmp_ = sub.add_parser("compare", help="compare two runs")
+    cmp_.add_argument("run_a")
+    cmp_.add_argument("run_b")
+    lst = sub.add_parser("list", help="kernels, topologies, scenarios")
+    lst.add_argument("--flavour", default="perf")
+    run.set_defaults(run_dir=None)
+    plan.set_defaults(resume=None)
+    args = ap.parse_args()
+    try:
+        if args.cmd == "run":
+            return cmd_run(args)
+        if args.cmd == "plan":
+            return cmd_plan(args)
+        if args.cmd == "cell":
+            return cmd_cell(args)
+        if args.cmd == "report":
+            print(write_report(os.path.abspath(args.run_dir)))
+            return 0
+        if args.cmd == "compare":
+            return cmd_compare(args)
+        return cmd_list(args)
+    except (Failure, topology.TopologyError) as e:
+        log(f"error: {e}")
+        return 1
+

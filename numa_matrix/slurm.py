@@ -1,0 +1,465 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Run the benchmark matrix on a Slurm cluster (see docs/slurm.md).
+
+  slurm-submit [selection] [slurm options]        plan a run and submit it
+  slurm-submit --resume RUN_DIR [slurm options]   submit the cells not done yet
+  slurm-submit --finish RUN_DIR N                 what the report job runs
+
+The selection options are results/matrix plan's. The run directory is made by
+`matrix plan`; each cell is run by `matrix cell`, so a run through Slurm and a
+local `matrix run` write the same files, and `matrix report`/`compare` read
+both. Submitted, in this order, with `sbatch --parsable`:
+
+  - one job per kernel: kernel-series/build-kernel (a lookup when cached);
+  - one job array per kernel (one per kernel and resource shape when its
+    topologies need different CPUs or memory: a Slurm array has one resource
+    request for all its tasks), task N = line N of a cell list file in the
+    run directory, each task `matrix cell`; afterok on the kernel's build,
+    and cancelled by Slurm if that build fails (--kill-on-invalid-dep);
+  - one report job, afterany on every array, which records a .failed file
+    for every cell whose task ended without a result (cancelled, killed at
+    its time limit, its kernel build failed) and writes report.md.
+
+Slurm bookkeeping (job scripts, cell lists, job ids, Slurm's logs) goes to
+RUN_DIR/slurm/<N>/ for the N-th submission of the run.
+"""
+
+import argparse
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+from . import BUILD_KERNEL, MATRIX, RESULTS, SLURM_SUBMIT, topology
+from . import matrix as mx
+
+# Memory a cell asks for beyond its guest's RAM. Measured here (QEMU 7.2,
+# TCG, icount), the largest process of a cell, QEMU, peaked at 231 and 239 MiB
+# resident for 1node and 2node (1 GiB guests, 8M, 2 iterations) and 326 MiB
+# for 4node (2 GiB, the defaults 64M and 10 iterations): QEMU maps guest RAM
+# lazily, so guest RAM + 512 MiB leaves room for what QEMU itself and the
+# Python processes around it use.
+DEFAULT_MEM_OVERHEAD = 512
+# Slurm minutes beyond the guest's own --timeout: boot, a KVM probe, writing.
+TIME_MARGIN_S = 300
+BENCH_SUFFIX = os.path.join("numa-tests", "bench", "timedmunlock")
+# Slurm job states after which a job will not run again.
+ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY",
+         "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
+
+
+def log(msg):
+    print(f"slurm-submit: {msg}", file=sys.stderr, flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- planning
+
+def plan_args(args):
+    """The `matrix plan` command line: the selection as given, or with
+    --resume the run's own selection and parameters, each overridable."""
+    cmd = [MATRIX, "plan"]
+    if args.resume:
+        env = mx.load_env(os.path.abspath(args.resume))
+        bench = env["bench"]
+        if not bench.endswith(os.sep + BENCH_SUFFIX):
+            raise Failure(f"this run's benchmark {bench} is not <build>/"
+                          f"{BENCH_SUFFIX}: give --build")
+        own = {"kernels": ",".join(env["kernels"]),
+               "topologies": ",".join(env["topologies"]),
+               "scenarios": ",".join(env["scenarios"]),
+               "iterations": env["iterations"], "size": env["size"],
+               "clock": env["clock"], "accel": env["accel"],
+               "flavour": env["flavour"], "timeout": env["timeout"],
+               "build": bench[:-len(BENCH_SUFFIX) - 1]}
+        if args.interleave_worst_case:
+            own["scenarios"] = None
+        cmd += ["--run-dir", os.path.abspath(args.resume)]
+    else:
+        own = {}
+        if args.run_dir:
+            cmd += ["--run-dir", os.path.abspath(args.run_dir)]
+        cmd += ["--results", os.path.abspath(args.results)]
+    for name in ("kernels", "topologies", "scenarios", "iterations", "size",
+                 "clock", "accel", "flavour", "timeout", "build"):
+        value = getattr(args, name)
+        if value is None:
+            value = own.get(name)
+        if value is not None:
+            cmd += [f"--{name}", str(value)]
+    if args.interleave_worst_case:
+        cmd.append("--interleave-worst-case")
+    return cmd
+
+
+def run_plan(args, environ):
+    out = subprocess.run(plan_args(args), capture_output=True, text=True,
+                         env=environ, check=False)
+    if out.returncode != 0:
+        raise Failure("matrix plan failed:\n" + out.stderr.strip())
+    lines = out.stdout.splitlines()
+    rundir = lines[0]
+    cells = [tuple(line.split()) for line in lines[1:] if line.strip()]
+    return rundir, cells
+
+
+def resources(rundir, env, topo_name, mem_overhead):
+    """CPUs and MiB one cell's guest needs, from the run's copy of the
+    topology: what run-guest will start (one vCPU under icount, all the
+    topology's vCPUs otherwise, as many host threads under MTTCG or KVM)."""
+    t = topology.load(os.path.join(rundir, "topologies",
+                                   topo_name + topology.SUFFIX))
+    mem, cpus = t.peak()
+    if env["clock"] == "icount":
+        cpus = 1
+    return cpus, mem + mem_overhead
+
+
+def group_cells(rundir, env, cells, mem_overhead):
+    """[(kernel, cpus, mem_mib, [cells])] in plan order: one array per kernel,
+    split only where its cells need different resources."""
+    groups = {}
+    for cell in cells:
+        cpus, mem = resources(rundir, env, cell[1], mem_overhead)
+        groups.setdefault((cell[0], cpus, mem), []).append(cell)
+    kernels = list(dict.fromkeys(c[0] for c in cells))
+    return sorted(((k, c, m, cs) for (k, c, m), cs in groups.items()),
+                  key=lambda g: kernels.index(g[0]))
+
+
+def cell_done(rundir, cell):
+    kernel, topo, scenario = cell
+    return os.path.exists(mx.cell_path(rundir, topo, scenario, kernel))
+
+
+def new_submission(rundir):
+    base = os.path.join(rundir, "slurm")
+    os.makedirs(base, exist_ok=True)
+    n = 1
+    while True:
+        try:
+            os.mkdir(os.path.join(base, str(n)))
+            return n, os.path.join(base, str(n))
+        except FileExistsError:
+            n += 1
+
+
+# ---------------------------------------------------------------- job scripts
+
+def q(s):
+    return shlex.quote(str(s))
+
+
+def script_head(what, cache):
+    lines = ["#!/bin/sh", f"# {what}", "# Written by results/slurm-submit.",
+             "set -eu"]
+    if cache:
+        lines.append(f"export NUMA_MATRIX_CACHE={q(cache)}")
+    return lines
+
+
+def build_script(kernel, env, cache):
+    info = env["kernels"][kernel]
+    return "\n".join(script_head(f"build kernel {kernel} ({env['flavour']})", cache) + [
+        f"image=$({q(BUILD_KERNEL)} {q(kernel)} --flavour {q(env['flavour'])} "
+        "-j \"${SLURM_CPUS_PER_TASK:-1}\")",
+        f"if [ \"$image\" != {q(info['image'])} ]; then",
+        f"\techo \"kernel {kernel} built as $image, but the run planned "
+        f"{info['image']}: the series or config changed\" >&2",
+        "\texit 1", "fi", "echo \"$image\"", ""])
+
+
+def cells_script(rundir, kernel, listfile, cache):
+    return "\n".join(script_head(f"cells of kernel {kernel}: array task N runs "
+                                 f"line N of {os.path.basename(listfile)}", cache) + [
+        f"cell=$(sed -n \"${{SLURM_ARRAY_TASK_ID}}p\" {q(listfile)})",
+        "if [ -z \"$cell\" ]; then",
+        f"\techo \"no line $SLURM_ARRAY_TASK_ID in {listfile}\" >&2",
+        "\texit 1", "fi",
+        "set -- $cell",
+        f"exec {q(MATRIX)} cell {q(rundir)} \"$1\" \"$2\" \"$3\"",
+        ""])
+
+
+def report_script(rundir, n, cache):
+    return "\n".join(script_head("the report, once every cell's task ended", cache) + [
+        f"exec {q(SLURM_SUBMIT)} --finish "
+        f"{q(rundir)} {n}", ""])
+
+
+def write_script(path, text):
+    mx.atomic_write(path, text)
+    os.chmod(path, 0o755)
+
+
+# ---------------------------------------------------------------- submitting
+
+class Submitter:
+    def __init__(self, args):
+        self.common = ["--parsable"]
+        if args.partition:
+            self.common.append(f"--partition={args.partition}")
+        if args.account:
+            self.common.append(f"--account={args.account}")
+        self.common += args.sbatch_arg
+        self.dry_run = args.dry_run
+        self.submitted = []
+        self.fake = 0
+
+    def __call__(self, options, script):
+        cmd = ["sbatch"] + self.common + options + [script]
+        if self.dry_run:
+            self.fake += 1
+            print("  " + shlex.join(cmd))
+            return f"<job{self.fake}>"
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        except FileNotFoundError:
+            raise Failure("sbatch not found: run this on a Slurm submit host "
+                          "(Debian: apt-get install slurm-client)") from None
+        if out.returncode != 0:
+            raise Failure(f"{shlex.join(cmd)} failed: {out.stderr.strip()}")
+        job = out.stdout.strip().split(";")[0]     # "id" or "id;cluster"
+        if not job.isdigit():
+            raise Failure(f"sbatch printed {out.stdout.strip()!r}, not a job id")
+        self.submitted.append(job)
+        return job
+
+    def cancel_all(self):
+        if self.submitted:
+            subprocess.run(["scancel"] + self.submitted, check=False)
+            log(f"cancelled what this submission had queued: "
+                f"{' '.join(self.submitted)}")
+
+
+def minutes(seconds):
+    return max(1, math.ceil(seconds / 60))
+
+
+def submit(args):
+    environ = dict(os.environ)
+    cache = os.path.abspath(args.cache) if args.cache else None
+    if cache:
+        environ["NUMA_MATRIX_CACHE"] = cache
+    rundir, cells = run_plan(args, environ)
+    env = mx.load_env(rundir)
+    todo = [c for c in cells if not cell_done(rundir, c)]
+    print(rundir)
+    if not todo:
+        print(f"all {len(cells)} cells of this selection are done; nothing "
+              f"submitted. Report: results/matrix report {rundir}")
+        return 0
+    if not os.access(env["bench"], os.X_OK):
+        log(f"warning: {env['bench']} is not an executable here; the "
+            "compute nodes must see it at this path")
+    n, subdir = new_submission(rundir)
+    groups = group_cells(rundir, env, todo, args.mem_overhead)
+    sbatch = Submitter(args)
+    jobs = {"submission": n, "submitted": time.time(), "builds": {},
+            "arrays": [], "report": None}
+    lines = []
+    try:
+        for kernel in dict.fromkeys(k for k, _, _, _ in groups):
+            script = os.path.join(subdir, f"build-{kernel}.sh")
+            write_script(script, build_script(kernel, env, cache))
+            job = sbatch([f"--job-name=nm-build-{kernel}",
+                          f"--cpus-per-task={args.build_cpus}",
+                          f"--mem={args.build_mem}",
+                          f"--time={args.build_time}",
+                          f"--chdir={rundir}",
+                          f"--output={subdir}/build-{kernel}-%j.out"], script)
+            jobs["builds"][kernel] = job
+            lines.append(f"build   {job}  kernel {kernel} ({env['flavour']}), "
+                         f"{args.build_cpus} CPUs")
+        counts = {}
+        for kernel, cpus, mem, group in groups:
+            counts[kernel] = counts.get(kernel, 0) + 1
+            name = kernel if counts[kernel] == 1 else f"{kernel}.{counts[kernel]}"
+            listfile = os.path.join(subdir, f"cells-{name}.list")
+            mx.atomic_write(listfile, "".join(" ".join(c) + "\n" for c in group))
+            script = os.path.join(subdir, f"cells-{name}.sh")
+            write_script(script, cells_script(rundir, kernel, listfile, cache))
+            limit = minutes(env["timeout"] + TIME_MARGIN_S)
+            job = sbatch([f"--job-name=nm-{name}",
+                          f"--array=1-{len(group)}",
+                          f"--cpus-per-task={cpus}", f"--mem={mem}M",
+                          f"--time={limit}",
+                          f"--dependency=afterok:{jobs['builds'][kernel]}",
+                          "--kill-on-invalid-dep=yes",
+                          f"--chdir={rundir}",
+                          f"--output={subdir}/cells-{name}-%A_%a.out"], script)
+            jobs["arrays"].append({"job": job, "name": name, "kernel": kernel,
+                                   "cpus": cpus,
+                                   "mem_mib": mem, "list": listfile,
+                                   "cells": [list(c) for c in group]})
+            lines.append(f"cells   {job}_[1-{len(group)}]  kernel {kernel}: "
+                         f"{len(group)} cell(s), {cpus} CPU(s) and {mem} MiB "
+                         f"each, {limit} min limit; list {listfile}")
+        # The report job reads this; it is written before the job exists.
+        mx.atomic_write(os.path.join(subdir, "jobs.json"),
+                        json.dumps(jobs, indent=2) + "\n")
+        script = os.path.join(subdir, "report.sh")
+        write_script(script, report_script(rundir, n, cache))
+        after = ":".join(a["job"] for a in jobs["arrays"])
+        job = sbatch(["--job-name=nm-report", "--cpus-per-task=1", "--mem=1G",
+                      "--time=30", f"--dependency=afterany:{after}",
+                      f"--chdir={rundir}",
+                      f"--output={subdir}/report-%j.out"], script)
+        jobs["report"] = job
+        lines.append(f"report  {job}  after every cell task ended: "
+                     f"{os.path.join(rundir, 'report.md')}")
+        mx.atomic_write(os.path.join(subdir, "jobs.json"),
+                        json.dumps(jobs, indent=2) + "\n")
+    except (Failure, KeyboardInterrupt):
+        sbatch.cancel_all()
+        raise
+    ids = ",".join(list(jobs["builds"].values()) +
+                   [a["job"] for a in jobs["arrays"]] + [jobs["report"]])
+    print(f"submission {n}: {len(todo)} of {len(cells)} cells to run "
+          f"({len(cells) - len(todo)} already done)")
+    for line in lines:
+        print("  " + line)
+    if args.dry_run:
+        print("dry run: nothing submitted")
+        return 0
+    again = [f"--partition {q(args.partition)}"] if args.partition else []
+    again += [f"--account {q(args.account)}"] if args.account else []
+    again += [f"--cache {q(cache)}"] if cache else []
+    print(f"watch:    squeue -j {ids}\n"
+          f"logs:     {subdir}/*.out\n"
+          f"report:   {os.path.join(rundir, 'report.md')} (job {jobs['report']})\n"
+          f"rerun what did not finish, with the same Slurm options:\n"
+          f"          {q(SLURM_SUBMIT)} --resume "
+          f"{q(rundir)}{' ' if again else ''}{' '.join(again)}")
+    return 0
+
+
+# ---------------------------------------------------------------- the report job
+
+def slurm_state(job):
+    """Slurm's word on a job or array task, while it remembers it."""
+    out = subprocess.run(["scontrol", "-o", "show", "job", job],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    fields = dict(w.split("=", 1) for w in out.stdout.split() if "=" in w)
+    return {k: fields.get(k, "?") for k in ("JobState", "Reason", "ExitCode")}
+
+
+def describe(state):
+    return " ".join(f"{k}={v}" for k, v in state.items()) if state else \
+        "no longer known to slurmctld"
+
+
+def tail(path, n=30):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return f"({path}: none: the task never started)\n"
+
+
+def finish(rundir, n):
+    """The report job: every cell this submission ran has a .csv or a
+    .failed afterwards, then report.md is written as `matrix run` does."""
+    rundir = os.path.abspath(rundir)
+    subdir = os.path.join(rundir, "slurm", str(n))
+    with open(os.path.join(subdir, "jobs.json")) as f:
+        jobs = json.load(f)
+    recorded = 0
+    for array in jobs["arrays"]:
+        for i, (kernel, topo, scenario) in enumerate(array["cells"], 1):
+            csv = mx.cell_path(rundir, topo, scenario, kernel)
+            failed = csv[:-4] + ".failed"
+            if os.path.exists(csv):
+                continue
+            # A .failed older than this submission says why an earlier
+            # attempt failed, not this one.
+            if os.path.exists(failed) and \
+                    os.path.getmtime(failed) >= jobs["submitted"]:
+                continue
+            task = f"{array['job']}_{i}"
+            build = jobs["builds"][kernel]
+            state = slurm_state(task)
+            out = os.path.join(subdir, f"cells-{array['name']}-{task}.out")
+            mx.atomic_write(failed, (
+                "exit status none: the Slurm task ended without a result\n"
+                "--- stderr\n"
+                f"slurm-submit: array task {task} ({topo} {scenario} {kernel}): "
+                f"{describe(state)}\n"
+                f"slurm-submit: kernel build job {build}: "
+                f"{describe(slurm_state(build))}\n"
+                f"slurm-submit: the task's output, {out}:\n{tail(out)}"
+                "--- stdout\n"))
+            recorded += 1
+            log(f"{topo} {scenario} {kernel}: task {task} ended without a "
+                f"result ({describe(state)}): marked failed")
+    report = mx.finish_run(rundir)
+    env, cells, failed = mx.load_run(rundir)
+    total = len(mx.plan_cells(env))
+    print(report)
+    log(f"{len(cells)} of {total} cells done, {len(failed)} failed "
+        f"({recorded} of them recorded here)")
+    if len(cells) < total:
+        log(f"rerun what did not finish: {SLURM_SUBMIT} --resume {rundir}")
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    # "resolve": --results and --build, hidden in matrix plan's help, are
+    # redefined below with their help shown.
+    ap = argparse.ArgumentParser(
+        conflict_handler="resolve",
+        description=__doc__.split("\n\n")[0],
+        epilog="Extra sbatch options go with --sbatch-arg=--qos=debug "
+               "(repeatable, given to every job). See docs/slurm.md.")
+    mx.add_selection(ap)
+    ap.add_argument("--build", help="build dir with numa-tests/bench/timedmunlock, "
+                    "on a path every node sees (default: the checkout's build/)")
+    ap.add_argument("--run-dir", help="where (default: RESULTS/<version>/<id>)")
+    ap.add_argument("--resume", metavar="RUN_DIR",
+                    help="submit the cells of RUN_DIR not done yet, with the "
+                         "run's own selection and parameters")
+    ap.add_argument("--finish", nargs=2, metavar=("RUN_DIR", "N"),
+                    help="(the report job) mark cells whose task ended without "
+                         "a result failed, then write report.md")
+    s = ap.add_argument_group("Slurm")
+    s.add_argument("--partition")
+    s.add_argument("--account")
+    s.add_argument("--results", default=RESULTS, metavar="DIR",
+                   help="results root on a path every node sees (default: "
+                        "this checkout's results/)")
+    s.add_argument("--cache", help="NUMA_MATRIX_CACHE for the jobs: kernels, "
+                   "ccache, guest logs (default: the jobs' ~/.cache/numa-matrix)")
+    s.add_argument("--build-cpus", type=int, default=8,
+                   help="CPUs of a kernel build job (default 8)")
+    s.add_argument("--build-mem", default="4G", help="default 4G")
+    s.add_argument("--build-time", default="120", help="minutes, default 120")
+    s.add_argument("--mem-overhead", type=int, default=DEFAULT_MEM_OVERHEAD,
+                   metavar="MIB", help="memory per cell beyond the guest's "
+                   f"(default {DEFAULT_MEM_OVERHEAD})")
+    s.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
+                   help="extra sbatch option for every job (repeatable)")
+    s.add_argument("--dry-run", action="store_true",
+                   help="plan the run, write the scripts, print the sbatch "
+                        "commands, submit nothing")
+    args = ap.parse_args()
+    try:
+        if args.finish:
+            return finish(args.finish[0], int(args.finish[1]))
+        if args.resume and args.run_dir:
+            ap.error("--resume and --run-dir: give one")
+        return submit(args)
+    except (Failure, mx.Failure, topology.TopologyError, OSError) as e:
+        log(f"error: {e}")
+        return 1
+
