@@ -19,34 +19,43 @@
  * on each of up to three other online CPUs loops munlock()/mlock() over its
  * own locked area, interleaved over every usable memory node:
  * - exit: a process on V exits holding 15k+14 locked pages: its exit queues
- *   their munlock on V's batch and the last 14 stay there (precondition,
- *   measured: per-node Mlocked above the baseline; a kernel that drains
- *   at the end of the unmap leaves none, and the precondition is skipped
- *   with that reason). After the offline the per-node Mlocked must be back
- *   at the baseline with no global drain.
+ *   their munlock on V's batch and the last ones stay there. After the
+ *   offline the per-node Mlocked must be back at the baseline with no
+ *   global drain.
  * - fault: a process on V locks 15k+14 pages with mlock2(MLOCK_ONFAULT) and
- *   touches them: every page is counted in Mlocked at once, but the last 14
- *   wait on V's batch to be moved to the unevictable LRU (precondition:
- *   Unevictable short of Mlocked). The process moves off V and keeps its
- *   area locked; after the offline Unevictable must equal Mlocked on every
- *   node, each up by the pages the process has there.
+ *   touches them: every page is counted in Mlocked at once, but the last ones
+ *   wait on V's batch to be moved to the unevictable LRU. The process moves
+ *   off V and keeps its area locked; after the offline Unevictable must
+ *   equal Mlocked on every node, each up by the pages the process has there.
  * - stale: a process faults 15k+14 pages of a memfd into a VM_LOCKED
  *   mapping on V (mapping a page cache page that is on the LRU queues an
  *   mlock of it, LRU_PAGE, on V's batch: page_add_file_rmap() ->
  *   mlock_vma_page() -> mlock_folio()), moves to another CPU W, and there
- *   munlock()s and mlock()s the area again (both drain W only). The 14 mlocks
- *   still queued on V are the oldest operations on those pages, but the
- *   offline drains them last: __mlock_page() finds each page already on the
- *   unevictable LRU and mlocked, and raises its mlock_count to 2. The
- *   process's final munlock() brings the count to 1 and leaves PG_mlocked
- *   set: 6.1 keeps those 14 pages mlocked, and counted in Mlocked, until the
- *   process unmaps them (its exit). Nothing here needs the offline: any late
- *   drain of V does the same; the offline makes the late drain certain.
- *   This round pins that down (exactly the 14 queued pages, nothing else).
- *   A munlocker that the scheduler moves across CPUs in the middle of its
- *   mlock() walk can meet the same reordering at random (seen while writing
- *   this test: 9 pages left mlocked on 2node and 8node), which is why the
- *   munlockers here are pinned.
+ *   munlock()s and mlock()s the area again (both drain W only), then
+ *   munlock()s it for good after the offline. munlock(2): after munlock()
+ *   the pages are no longer locked; Documentation/mm/unevictable-lru.rst:
+ *   mlock_count errs "on the low side, so that when munlocked the page will
+ *   be rescued to an evictable LRU". So no page may stay mlocked. Known
+ *   deviation: the mlocks still queued on V are the oldest operations on
+ *   those pages, but a late drain of V applies them last: __mlock_page()
+ *   finds each page already mlocked on the unevictable LRU and raises its
+ *   mlock_count to 2, so the final munlock() leaves it mlocked until the
+ *   area is unmapped. Reported as an expected failure when exactly the
+ *   pages queued on V stay mlocked (both 6.1 and 6.12 do it; no upstream
+ *   fix yet).
+ * Whether pages are still queued on V when the test looks (the precondition
+ * of each round) depends on nothing else draining V's batch first: any task
+ * that runs on V can (an munmap() calls lru_add_drain()). The test moves
+ * every other user-space task off V for the round (nt_cpu_vacate()) and
+ * pins its own processes, but kernel threads can still drain V (khugepaged
+ * calls lru_add_drain_all()); when V's batch was found empty the
+ * precondition is skipped with that reason and the round's checks still
+ * hold. How many pages stay queued depends on the kernel's batch (15 pages
+ * on 6.1, 31 on 6.12, one batch per node with this project's series), which
+ * no documentation fixes: the precondition asks for "some, not all".
+ * A munlocker that the scheduler moves across CPUs in the middle of its
+ * mlock() walk could meet the stale reordering at random, which is why the
+ * munlockers here are pinned.
  * Every round then checks the munlockers' pages (KPF_MLOCKED and
  * KPF_UNEVICTABLE clear), nr_mlock against the unevictable_pgs_* events,
  * everything back at the baseline once all processes are gone, and puts V
@@ -127,10 +136,12 @@ static struct {
 	pid_t pids[MAX_KIDS];
 	int nkids;
 	int victim_offline;		/* CPU to bring back at exit, -1 */
+	struct nt_vacated vacated;	/* tasks moved off the victim for the round */
 } g = { .victim_offline = -1 };
 
 static void put_back(void)
 {
+	nt_cpu_restore(&g.vacated);
 	if (g.victim_offline >= 0 && nt_cpu_set_online(g.victim_offline, true))
 		fprintf(stderr, "munlock_cpu_offline: cannot bring cpu%d back online\n",
 			g.victim_offline);
@@ -276,7 +287,7 @@ static void stale_on(struct kid *k, int victim, int other)
 	for (i = 0; i < QUEUED_PAGES; i++)
 		c = p[i * g.page];
 	(void)c;
-	step(k, 1);		/* the parent sees BATCH - 1 mlocks queued on the victim */
+	step(k, 1);		/* the parent looks at what is queued on the victim */
 	pin(k, other);
 	if (munlock(p, len) || mlock(p, len))
 		child_fail(k, "munlock and mlock on the other CPU", -errno);
@@ -386,63 +397,98 @@ static void wait_step(struct kid *k, int n, int r)
 		nt_tap_bail("round %d: a child did not reach step %d", r, n);
 }
 
-static void round_run(int r, enum kind kind, int victim, int other)
+/*
+ * The precondition of a round: "queued" pages of the victim's batch are still
+ * waiting to be drained. ok when some, but not all, are; a skip when none are
+ * (the batch was drained before the offline: nothing for the remote drain to
+ * do this time, and the round's other checks still hold).
+ */
+static void precondition(int r, enum kind kind, int victim, bool counted, long queued)
 {
-	struct nt_counters base, pre, after, end;
 	const char *kn = kind_names[kind];
-	long queued, kb = g.page / 1024, *locked_pages = NULL, bad = 0, loops = 0;
-	int cpu, first, special = -1, i, err;
-	struct kid *sk = NULL;
-	double t0, secs;
-	bool ok;
+	const char *what = kind == EXIT ? "munlocks" : "mlocks";
 
-	memset(g.sh, 0, sizeof(*g.sh));
-	snapshot(&base, true);
-	/* The precondition: pages queued on the victim's batch. */
-	if (kind == EXIT) {
-		first = spawn(exit_fn, victim, 0);
-		if (!reap(first))
-			nt_tap_bail("round %d: the process on cpu%d failed", r, victim);
-		snapshot(&pre, false);
-		queued = (sum_kb(pre.mlocked_kb) - sum_kb(base.mlocked_kb)) / kb;
-		nt_tap_diag("round %d: after the exit on cpu%d, %ld of its %d pages still count as mlocked",
-			    r, victim, queued, QUEUED_PAGES);
-		/*
-		 * A kernel that drains the batch when the unmap ends leaves nothing
-		 * for the offline to drain: the round still checks the counters, but
-		 * says that it could not test the remote drain.
-		 */
-		if (queued > 0)
-			nt_tap_result(true, "round %d (%s): precondition: cpu%d's mlock batch holds munlocks (%ld pages still mlocked)",
-				      r, kn, victim, queued);
-		else
-			nt_tap_skip("this kernel leaves no munlock queued after an exit: nothing for the offline to drain",
-				    "round %d (%s): precondition: cpu%d's mlock batch holds munlocks",
-				    r, kn, victim);
-	} else {
-		long ml, ue;
-
-		special = spawn(kind == FAULT ? fault_fn : stale_fn, victim, other);
-		sk = &g.sh->kid[special];
-		if (kind == FAULT ? !nt_flag_wait(&sk->done, 1, LOOP_WAIT_S) : !nt_flag_wait(&sk->step, 1, LOOP_WAIT_S))
-			nt_tap_bail("round %d: the faulting process did not get ready", r);
-		snapshot(&pre, false);
-		ml = sum_kb(pre.mlocked_kb) - sum_kb(base.mlocked_kb);
-		ue = sum_kb(pre.unevictable_kb) - sum_kb(base.unevictable_kb);
-		queued = (ml - ue) / kb;
-		nt_tap_diag("round %d: Mlocked %+ld kB, Unevictable %+ld kB after %d faults on cpu%d",
-			    r, ml, ue, QUEUED_PAGES, victim);
-		nt_tap_result(ml == QUEUED_PAGES * kb && queued > 0,
-			      "round %d (%s): precondition: all %d pages mlocked, %ld not yet on the unevictable LRU (queued on cpu%d)",
-			      r, kn, QUEUED_PAGES, queued, victim);
-		if (kind == STALE) {
-			nt_flag_set(&sk->cmd, 1);
-			wait_step(sk, 2, r);
-		}
+	if (counted && queued == 0) {
+		nt_tap_skip("cpu's batch was already drained (by the kernel at the end of the operation, or by a kernel thread on it): no remote drain to test this round",
+			    "round %d (%s): precondition: some of the %d pages' %s still queued on cpu%d",
+			    r, kn, QUEUED_PAGES, what, victim);
+		return;
 	}
+	nt_tap_result(counted && queued > 0 && queued < QUEUED_PAGES,
+		      "round %d (%s): precondition: some of the %d pages' %s still queued on cpu%d",
+		      r, kn, QUEUED_PAGES, what, victim);
+}
 
-	/* The munlockers: one on each of the first online CPUs but the victim, pinned there. */
-	first = g.nkids;
+/* Exit on the victim; returns the pages whose munlock it left queued there. */
+static long prepare_exit(int r, int victim, const struct nt_counters *base)
+{
+	struct nt_counters pre;
+	long queued, kb = g.page / 1024;
+	int first = spawn(exit_fn, victim, 0);
+
+	if (!reap(first))
+		nt_tap_bail("round %d: the process on cpu%d failed", r, victim);
+	snapshot(&pre, false);
+	/* NR_MLOCK falls when a queued munlock is drained, not before. */
+	queued = (sum_kb(pre.mlocked_kb) - sum_kb(base->mlocked_kb)) / kb;
+	nt_tap_diag("round %d: after the exit on cpu%d, %ld of its %d pages still count as mlocked",
+		    r, victim, queued, QUEUED_PAGES);
+	precondition(r, EXIT, victim, true, queued);
+	return queued;
+}
+
+/* Faults (and for stale, re-locks on the other CPU); returns the pages queued on the victim. */
+static long prepare_faults(int r, enum kind kind, struct kid *sk, int victim,
+			   const struct nt_counters *base)
+{
+	struct nt_counters pre;
+	long ml, ue, queued, kb = g.page / 1024;
+
+	if (kind == FAULT ? !nt_flag_wait(&sk->done, 1, LOOP_WAIT_S) :
+	    !nt_flag_wait(&sk->step, 1, LOOP_WAIT_S))
+		nt_tap_bail("round %d: the faulting process did not get ready", r);
+	snapshot(&pre, false);
+	/* Mlocked counts a page at once; Unevictable when its queued mlock is drained. */
+	ml = sum_kb(pre.mlocked_kb) - sum_kb(base->mlocked_kb);
+	ue = sum_kb(pre.unevictable_kb) - sum_kb(base->unevictable_kb);
+	queued = (ml - ue) / kb;
+	nt_tap_diag("round %d: Mlocked %+ld kB, Unevictable %+ld kB after %d faults on cpu%d",
+		    r, ml, ue, QUEUED_PAGES, victim);
+	if (ml != QUEUED_PAGES * kb)
+		nt_tap_diag("round %d: Mlocked should be up by all %d pages (%ld kB)", r,
+			    QUEUED_PAGES, QUEUED_PAGES * kb);
+	precondition(r, kind, victim, ml == QUEUED_PAGES * kb, queued);
+	if (kind == STALE) {
+		nt_flag_set(&sk->cmd, 1);
+		wait_step(sk, 2, r);
+	}
+	return queued;
+}
+
+/*
+ * The stale round's verdict. Known deviation: exactly the pages whose mlock
+ * was still queued on the victim stay mlocked (see the top comment).
+ */
+static void stale_verdict(int r, struct kid *sk, long queued, long bad, int victim)
+{
+	bool known = !bad && sk->stuck > 0 && sk->stuck == queued;
+
+	nt_tap_diag("round %d: after its munlock(), %ld of its pages still have KPF_MLOCKED, %ld of them among the last %d it faulted",
+		    r, sk->stuck, sk->stuck_tail, BATCH - 1);
+	nt_tap_todo(!bad && !sk->stuck,
+		    known ? "known deviation (mm/mlock.c of 6.1 and 6.12): mlocks queued on a CPU and drained after a later munlock() and mlock() raise mlock_count to 2 (__mlock_page/__mlock_folio in mm/mlock.c), so munlock() leaves the page mlocked until unmap; no upstream fix" : NULL,
+		    "round %d (%s): after the final munlock() no page of any process's area has KPF_MLOCKED (the %ld mlocks queued on cpu%d drained late included)",
+		    r, kind_names[STALE], queued, victim);
+}
+
+/* The offline itself, with the munlockers running; returns their bad pages. */
+static long offline_under_munlock(int r, enum kind kind, int victim, long *loops)
+{
+	int cpu, first = g.nkids, i, err;
+	double t0, secs;
+	long bad = 0;
+
+	/* One munlocker on each of the first online CPUs but the victim, pinned there. */
 	for (cpu = 0; cpu < CPU_SETSIZE && g.nkids - first < MAX_MUNLOCKERS; cpu++)
 		if (CPU_ISSET(cpu, &g.online) && cpu != victim)
 			spawn(munlocker_fn, cpu, victim);
@@ -460,17 +506,40 @@ static void round_run(int r, enum kind kind, int victim, int other)
 	nt_tap_diag("round %d: offline of cpu%d took %.3f s while %d processes munlocked", r,
 		    victim, secs, g.nkids - first);
 	nt_tap_result(!err && nt_cpu_online(victim) == 0 && secs < OFFLINE_BOUND_S,
-		      "round %d (%s): cpu%d went offline within %d s%s%s", r, kn, victim,
-		      OFFLINE_BOUND_S, err ? ": " : "", err ? strerror(-err) : "");
+		      "round %d (%s): cpu%d went offline within %d s%s%s", r, kind_names[kind],
+		      victim, OFFLINE_BOUND_S, err ? ": " : "", err ? strerror(-err) : "");
 
 	nt_flag_set(&g.sh->stop, 1);
+	*loops = 0;
 	for (i = first; i < g.nkids; i++) {
 		if (!nt_flag_wait(&g.sh->kid[i].done, 1, LOOP_WAIT_S))
 			nt_tap_bail("round %d: munlocker %d did not finish", r, g.pids[i]);
 		bad += g.sh->kid[i].bad_flags;
-		loops += g.sh->kid[i].loops;
+		*loops += g.sh->kid[i].loops;
 	}
-	nt_tap_diag("round %d: %ld munlock()/mlock() rounds in all", r, loops);
+	nt_tap_diag("round %d: %ld munlock()/mlock() rounds in all", r, *loops);
+	return bad;
+}
+
+static void round_run(int r, enum kind kind, int victim, int other)
+{
+	struct nt_counters base, after, end;
+	const char *kn = kind_names[kind];
+	long queued, *locked_pages = NULL, bad, loops;
+	struct kid *sk = NULL;
+	int err;
+	bool ok;
+
+	memset(g.sh, 0, sizeof(*g.sh));
+	snapshot(&base, true);
+	if (kind == EXIT) {
+		queued = prepare_exit(r, victim, &base);
+	} else {
+		sk = &g.sh->kid[spawn(kind == FAULT ? fault_fn : stale_fn, victim, other)];
+		queued = prepare_faults(r, kind, sk, victim, &base);
+	}
+
+	bad = offline_under_munlock(r, kind, victim, &loops);
 	if (kind == FAULT)
 		locked_pages = sk->pages;
 	if (kind == STALE) {
@@ -479,11 +548,7 @@ static void round_run(int r, enum kind kind, int victim, int other)
 		if (!nt_flag_wait(&sk->done, 1, LOOP_WAIT_S))
 			nt_tap_bail("round %d: the stale-batch process did not finish", r);
 		locked_pages = sk->pages;
-		nt_tap_diag("round %d: after its munlock(), %ld of its pages still have KPF_MLOCKED, %ld of them among the last %d it faulted",
-			    r, sk->stuck, sk->stuck_tail, BATCH - 1);
-		nt_tap_result(!bad && sk->stuck == queued && sk->stuck_tail == queued,
-			      "round %d (%s): munlockers clear; 6.1 leaves exactly the %ld pages whose mlock was queued on cpu%d mlocked after the final munlock() (mlock_count raised twice)",
-			      r, kn, queued, victim);
+		stale_verdict(r, sk, queued, bad, victim);
 	} else {
 		nt_tap_result(!bad, "round %d (%s): after the last munlock() no page of any munlocker's area has KPF_MLOCKED or KPF_UNEVICTABLE",
 			      r, kn);
@@ -575,7 +640,12 @@ int main(int argc, char **argv)
 		CPU_CLR(victim, &parent);
 		if (sched_setaffinity(0, sizeof(parent), &parent))
 			nt_tap_bail("sched_setaffinity: %s", strerror(errno));
+		err = nt_cpu_vacate(victim, &g.vacated);
+		if (err < 0)
+			nt_tap_bail("moving other tasks off cpu%d: %s", victim, strerror(-err));
+		nt_tap_diag("round %d: %d other tasks moved off cpu%d for the round", r, err, victim);
 		round_run(r, (enum kind)r, victim, other_cpu(victim));
+		nt_cpu_restore(&g.vacated);
 	}
 	return nt_tap_finish();
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,4 +215,80 @@ int nt_cpu_set_online(int cpu, bool online)
 
 	cpu_online_path(cpu, path, sizeof(path));
 	return nt_file_write(path, online ? "1" : "0");
+}
+
+#define PF_KTHREAD	0x00200000	/* include/linux/sched.h */
+
+/* Whether task tid is a kernel thread: flags, field 9 of its stat line. */
+static bool is_kthread(pid_t tid)
+{
+	char path[64], line[512], *p;
+	unsigned long flags;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	err = nt_file_read_line(path, line, sizeof(line));
+	p = err ? NULL : strrchr(line, ')');
+	/* ") S ppid pgrp session tty_nr tpgid flags" */
+	if (!p || sscanf(p, ") %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return true;	/* gone, or unreadable: leave it alone */
+	return flags & PF_KTHREAD;
+}
+
+/* Takes cpu out of task tid's affinity; true when it changed it. */
+static bool vacate_task(pid_t tid, int cpu, struct nt_vacated *v)
+{
+	cpu_set_t mask, narrow;
+
+	if (v->n == NT_MAX_VACATED || is_kthread(tid) ||
+	    sched_getaffinity(tid, sizeof(mask), &mask) || !CPU_ISSET(cpu, &mask) ||
+	    CPU_COUNT(&mask) < 2)
+		return false;
+	narrow = mask;
+	CPU_CLR(cpu, &narrow);
+	/* EINVAL: a cpuset confines it to cpu; ESRCH: it is gone. Leave both. */
+	if (sched_setaffinity(tid, sizeof(narrow), &narrow))
+		return false;
+	v->tid[v->n] = tid;
+	v->mask[v->n++] = mask;
+	return true;
+}
+
+int nt_cpu_vacate(int cpu, struct nt_vacated *v)
+{
+	struct dirent *pe, *te;
+	char path[64];
+	DIR *proc, *tasks;
+	pid_t pid, tid;
+
+	v->n = 0;
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	while ((pe = readdir(proc))) {
+		pid = atoi(pe->d_name);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		tasks = opendir(path);
+		if (!tasks)
+			continue;	/* gone meanwhile */
+		while ((te = readdir(tasks))) {
+			tid = atoi(te->d_name);
+			if (tid > 0)
+				vacate_task(tid, cpu, v);
+		}
+		closedir(tasks);
+	}
+	closedir(proc);
+	return v->n;
+}
+
+void nt_cpu_restore(struct nt_vacated *v)
+{
+	int i;
+
+	for (i = 0; i < v->n; i++)
+		sched_setaffinity(v->tid[i], sizeof(v->mask[i]), &v->mask[i]);
+	v->n = 0;
 }

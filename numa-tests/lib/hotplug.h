@@ -13,9 +13,11 @@
 #ifndef NT_HOTPLUG_H
 #define NT_HOTPLUG_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define NT_HOSTCTL_PORT	"/dev/virtio-ports/nm.ctl"
 
@@ -67,5 +69,25 @@ bool nt_cpu_hotpluggable(int cpu);
 int nt_cpu_online(int cpu);
 /* Writes 0 or 1 to cpuN/online; 0 or -errno. */
 int nt_cpu_set_online(int cpu, bool online);
+
+/*
+ * Keeping a CPU to oneself: any task that runs on a CPU can drain that CPU's
+ * per-CPU batches (an munmap() calls lru_add_drain()), so a test that leaves
+ * pages in a CPU's batch on purpose first moves every other user-space task
+ * off it. nt_cpu_vacate() takes cpu out of the affinity of every task but
+ * the caller's own threads and kernel threads (tasks allowed only that CPU
+ * keep it) and records what it changed; nt_cpu_restore() puts the recorded
+ * affinities back (tasks gone since are ignored). Tasks forked in between
+ * inherit the narrower mask. Returns the number of tasks moved, or -errno.
+ */
+#define NT_MAX_VACATED	512
+struct nt_vacated {
+	int n;
+	pid_t tid[NT_MAX_VACATED];
+	cpu_set_t mask[NT_MAX_VACATED];
+};
+
+int nt_cpu_vacate(int cpu, struct nt_vacated *v);
+void nt_cpu_restore(struct nt_vacated *v);
 
 #endif

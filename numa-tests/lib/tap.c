@@ -145,6 +145,21 @@ bool nt_tap_result(bool ok, const char *fmt, ...)
 	return ok;
 }
 
+bool nt_tap_todo(bool ok, const char *known, const char *fmt, ...)
+{
+	char suffix[512] = "";
+	va_list ap;
+
+	if (!ok && known)
+		snprintf(suffix, sizeof(suffix), " # TODO %s", known);
+	else if (!ok)
+		st->failed++;
+	va_start(ap, fmt);
+	result(ok ? "ok" : "not ok", fmt, ap, suffix);
+	va_end(ap);
+	return ok;
+}
+
 void nt_tap_skip(const char *reason, const char *fmt, ...)
 {
 	char suffix[256];

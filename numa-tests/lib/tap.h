@@ -19,6 +19,16 @@ void nt_tap_plan(unsigned int count);
 void nt_tap_skip_all(const char *fmt, ...) NT_PRINTF(1, 2) __attribute__((noreturn));
 /* "ok N - name" or "not ok N - name"; returns ok. */
 bool nt_tap_result(bool ok, const char *fmt, ...) NT_PRINTF(2, 3);
+/*
+ * A check of documented behaviour that some kernels are known to fail.
+ * "ok N - name" when ok. Otherwise, when known names the deviation (what
+ * the kernel does instead, and the upstream fix if there is one), "not ok
+ * N - name # TODO known": an expected failure, which Meson counts as one
+ * and which does not fail the test; with known NULL, a plain failure.
+ * Decide known from what was observed, so that a kernel that fixes the
+ * deviation passes and any other failure still fails. Returns ok.
+ */
+bool nt_tap_todo(bool ok, const char *known, const char *fmt, ...) NT_PRINTF(3, 4);
 /* "ok N - name # SKIP reason"; the reason is mandatory. */
 void nt_tap_skip(const char *reason, const char *fmt, ...) NT_PRINTF(2, 3);
 void nt_tap_diag(const char *fmt, ...) NT_PRINTF(1, 2);
