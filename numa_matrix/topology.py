@@ -37,6 +37,7 @@ class Node:
         self.cpus = []
         self.mem_mib = 0
         self.initiator = None
+        self.empty = False          # declared 'empty': a hole in the node ids
 
     def __repr__(self):
         return f"Node({self.id}, cpus={self.cpus}, mem={self.mem_mib}M)"
@@ -79,6 +80,16 @@ class Topology:
         return {cpu: homes[i % len(homes)]
                 for i, cpu in enumerate(range(self.ncpus, hp["maxcpus"]))}
 
+    def kernel_node_ids(self):
+        """{node id here: node id in the guest}. QEMU passes node ids as ACPI
+        proximity domains; x86 Linux numbers the domains densely in the order
+        SRAT names them (acpi_map_pxm_to_node()): first the CPUs' domains in
+        CPU order, then those with memory only. An empty node gets no id."""
+        order = sorted((n for n in self.nodes if n.cpus),
+                       key=lambda n: min(n.cpus))
+        order += [n for n in self.nodes if n.mem_mib and not n.cpus]
+        return {n.id: i for i, n in enumerate(order)}
+
     def distance(self, a, b):
         if self.distances is None:
             return LOCAL_DISTANCE if a == b else 20
@@ -107,7 +118,10 @@ class Topology:
             extra.append("HMAT")
         if self.hotplug:
             extra.append(f"hotplug {self.hotplug['slots']} slots")
-        return (f"{len(self.nodes)} nodes, {self.ncpus} vCPUs, "
+        empty = sum(1 for n in self.nodes if n.empty)
+        nodes = (f"{len(self.nodes)} node ids ({empty} empty)" if empty
+                 else f"{len(self.nodes)} nodes")
+        return (f"{nodes}, {self.ncpus} vCPUs, "
                 f"{format_size(self.mem_mib)}  [{' '.join(parts)}]"
                 + (f" {', '.join(extra)}" if extra else ""))
 
@@ -125,6 +139,7 @@ class Topology:
         for n in self.nodes:
             c = Node(n.id, n.lineno)
             c.mem_mib, c.initiator = n.mem_mib, n.initiator
+            c.empty = n.empty
             if n.id == home:
                 c.cpus = [0]
             elif n.cpus:
@@ -246,8 +261,17 @@ class _Parser:
             self.error(lineno, f"node {nid} out of order",
                        f"declare nodes 0, 1, 2, ... in order (expected node "
                        f"{len(self.t.nodes)})")
-        kv = _kv(self.path, lineno, words[1:], ("cpus", "mem", "initiator"))
         node = Node(nid, lineno)
+        # Real machines number nodes sparsely (0 and 8 on two sockets), but
+        # QEMU refuses a gap in node ids: an empty node (neither CPUs nor
+        # memory) fills it, and must be asked for by name.
+        node.empty = "empty" in words[1:]
+        kv = _kv(self.path, lineno, [w for w in words[1:] if w != "empty"],
+                 ("cpus", "mem", "initiator"))
+        if node.empty and kv:
+            self.error(lineno, f"node {nid} is empty but has "
+                       f"{', '.join(k + '=' for k in kv)}",
+                       "drop 'empty', or drop the keys")
         if "cpus" in kv:
             cpus = parse_cpulist(kv["cpus"])
             if cpus is None:
@@ -269,9 +293,10 @@ class _Parser:
             node.mem_mib = mib
         if "initiator" in kv:
             node.initiator = _int(self.path, lineno, kv["initiator"], "initiator")
-        if not node.cpus and not node.mem_mib:
+        if not node.cpus and not node.mem_mib and not node.empty:
             self.error(lineno, f"node {nid} has neither cpus nor mem",
-                       "give it cpus=, mem= or both")
+                       "give it cpus=, mem= or both, or write 'node "
+                       f"{nid} empty' for a hole in the node ids")
         self.t.nodes.append(node)
 
     def line_distance(self, lineno, rest):

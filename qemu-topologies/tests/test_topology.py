@@ -141,7 +141,19 @@ class Malformed(unittest.TestCase):
 
     def test_empty_node(self):
         refuse(self, "description x\nnode 0 cpus=0 mem=1G\nnode 1\n", 3,
-               "neither cpus nor mem")
+               "neither cpus nor mem", "node 1 empty")
+        refuse(self, "description x\nnode 0 cpus=0 mem=1G\n"
+               "node 1 empty mem=1G\n", 3, "empty but has mem=")
+
+    def test_sparse_node_ids(self):
+        t = topology.parse("description x\nnode 0 cpus=0 mem=1G\n"
+                           "node 1 empty\nnode 2 cpus=1 mem=1G\n")
+        self.assertEqual([n.empty for n in t.nodes], [False, True, False])
+        self.assertEqual(t.memory_nodes(), [0, 2])
+        self.assertEqual(t.cpu_nodes(), [0, 2])
+        s = t.single_cpu()
+        self.assertEqual([(n.cpus, n.mem_mib, n.empty) for n in s.nodes],
+                         [([0], 1024, False), ([], 0, True), ([], 1024, False)])
 
     def test_node_order(self):
         refuse(self, "description x\nnode 1 cpus=0 mem=1G\n", 2, "out of order")
