@@ -26,6 +26,11 @@
  * populated with mlock() (MAP_POPULATE would fault it before madvise()); every
  * 2 MiB range must then be a huge page. With "never" it is one mmap() call.
  *
+ * --unlocked: the same area mapped without MAP_LOCKED (and, with THP, populated
+ * by touching every page instead of mlock()), for --op munmap and exit: the
+ * floor that unmapping or exiting with a locked area is compared with. VmLck
+ * must then not grow.
+ *
  * --processes N: N forked workers, each with its own area, do each
  * iteration's timed munlock() or munmap() at the same time (a process-shared
  * barrier before and after it): one output line per worker and iteration.
@@ -95,6 +100,7 @@ struct options {
 	enum op op;
 	unsigned int iterations;
 	bool global_checks;
+	bool unlocked;
 	unsigned int processes;
 	const char *vmstat[MAX_VMSTAT];
 	int nr_vmstat;
@@ -137,6 +143,7 @@ static void __attribute__((noreturn)) usage(int status)
 		"usage: timedmunlock [--policy P] [--size S] [--thp never|always|madvise]\n"
 		"                    [--op munlock|munmap|exit] [--iterations N]\n"
 		"                    [--processes N] [--vmstat PREFIX]... [--no-global-checks]\n"
+		"                    [--unlocked]\n"
 		"  --policy      default | bind:NODES | interleave:NODES | preferred:NODE\n"
 		"                NODES a node list (0-3,5) or all (every memory node);\n"
 		"                set as the task policy before the area is mapped\n"
@@ -144,6 +151,7 @@ static void __attribute__((noreturn)) usage(int status)
 		"  --thp         transparent_hugepage/enabled for the run (default never)\n"
 		"  --op          what is timed (default munlock)\n"
 		"  --iterations  default 10\n"
+		"  --unlocked    map the area without locking it (--op munmap, exit)\n"
 		"  --processes   N processes, each with its own area, doing each\n"
 		"                iteration's timed operation at the same time (barrier);\n"
 		"                one line per process and iteration (munlock, munmap)\n"
@@ -213,6 +221,7 @@ static void parse_args(int argc, char **argv)
 		{ "vmstat", required_argument, NULL, 'v' },
 		{ "processes", required_argument, NULL, 'P' },
 		{ "no-global-checks", no_argument, NULL, 'G' },
+		{ "unlocked", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -271,6 +280,9 @@ static void parse_args(int argc, char **argv)
 		case 'G':
 			opt.global_checks = false;
 			break;
+		case 'U':
+			opt.unlocked = true;
+			break;
 		case 'h':
 			usage(0);
 		default:
@@ -279,6 +291,8 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage(2);
+	if (opt.unlocked && opt.op == OP_MUNLOCK)
+		die("--unlocked works with --op munmap and exit");
 	if (opt.processes > 1 && opt.op == OP_EXIT)
 		die("--processes works with --op munlock and munmap");
 	if (opt.size % page_size)
@@ -335,16 +349,24 @@ struct placement {
 	size_t huge_ranges, ranges;
 };
 
+/* How much VmLck grows when the area is mapped. */
+static long area_locked_kb(void)
+{
+	return opt.unlocked ? 0 : (long)(opt.size >> 10);
+}
+
 static void *map_area(void)
 {
-	size_t len = opt.size;
+	int lock = opt.unlocked ? 0 : MAP_LOCKED;
+	size_t len = opt.size, off;
 	char *p, *aligned;
 
 	if (!strcmp(opt.thp, "never")) {
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED | MAP_POPULATE, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | lock | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED)
-			die("mmap(%zu, MAP_LOCKED | MAP_POPULATE): %s", len, strerror(errno));
+			die("mmap(%zu, %sMAP_POPULATE): %s", len, lock ? "MAP_LOCKED | " : "",
+			    strerror(errno));
 		return p;
 	}
 	/* Reserve 2 MiB more, keep the aligned part: 6.1 does not align anon mmaps. */
@@ -362,8 +384,12 @@ static void *map_area(void)
 		die("mmap(%zu, MAP_FIXED): %s", len, strerror(errno));
 	if (madvise(p, len, MADV_HUGEPAGE))
 		die("madvise(MADV_HUGEPAGE): %s", strerror(errno));
-	if (mlock(p, len))
+	if (opt.unlocked) {
+		for (off = 0; off < len; off += page_size)
+			p[off] = 1;
+	} else if (mlock(p, len)) {
 		die("mlock(%zu): %s", len, strerror(errno));
+	}
 	return p;
 }
 
@@ -613,9 +639,9 @@ static double run_in_process(unsigned int it, const long mlocked_before[NT_MAX_N
 
 	area = map_area();
 	lck = vmlck_kb();
-	if (lck - lck_before != (long)(opt.size >> 10))
-		die("VmLck grew by %ld kB after mapping %zu kB locked", lck - lck_before,
-		    opt.size >> 10);
+	if (lck - lck_before != area_locked_kb())
+		die("VmLck grew by %ld kB after mapping %zu kB%s", lck - lck_before,
+		    opt.size >> 10, opt.unlocked ? " unlocked" : " locked");
 	check_placement(area, &pl);
 	if (it == 1)
 		print_placement(&pl);
@@ -675,9 +701,10 @@ static void worker(unsigned int w)
 		lck_before = vmlck_kb();
 		area = map_area();
 		lck = vmlck_kb();
-		if (lck - lck_before != (long)(opt.size >> 10))
-			die("worker %u: VmLck grew by %ld kB after mapping %zu kB locked", w,
-			    lck - lck_before, opt.size >> 10);
+		if (lck - lck_before != area_locked_kb())
+			die("worker %u: VmLck grew by %ld kB after mapping %zu kB%s", w,
+			    lck - lck_before, opt.size >> 10,
+			    opt.unlocked ? " unlocked" : " locked");
 		check_placement(area, &pl);
 		if (it == 1 && w == 0)
 			sh->pl = pl;
@@ -767,7 +794,7 @@ static void child(int ready, int go)
 
 	area = map_area();
 	check_placement(area, &pl);
-	if (vmlck_kb() < (long)(opt.size >> 10))
+	if (vmlck_kb() < area_locked_kb())
 		die("child: VmLck below the locked area's %zu kB", opt.size >> 10);
 	c = 'R';
 	if (write(ready, &c, 1) != 1)
@@ -861,6 +888,8 @@ int main(int argc, char **argv)
 	       op_names[opt.op], opt.iterations, u.release, u.version);
 	if (opt.processes > 1)
 		printf(" processes=%u", opt.processes);
+	if (opt.unlocked)
+		printf(" unlocked");
 	printf("\n");
 	printf("iteration,op,pages,seconds\n");
 	fflush(stdout);
