@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from . import BUILD_KERNEL, QEMU_TOPOLOGIES, TOP, cache_root, hostctl, topology
+from . import QEMU_TOPOLOGIES, TOP, cache_root, hostctl, kernels, kernelspec, topology
 
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
 QEMU = os.environ.get("NUMA_MATRIX_QEMU", "qemu-system-x86_64")
@@ -80,18 +80,20 @@ def keep_paths(argv, writable):
     return keep
 
 
-def resolve_kernel(kernel, flavour):
-    """A bzImage path, or a variant name that build-kernel has built."""
-    if os.path.isfile(kernel):
-        return os.path.abspath(kernel)
-    if os.sep in kernel:
-        raise SetupError(f"kernel image {kernel} does not exist")
-    out = subprocess.run([BUILD_KERNEL, kernel, "--flavour", flavour,
-                          "--path-only"], capture_output=True, text=True,
-                         check=False)
-    if out.returncode != 0:
-        raise SetupError(out.stderr.strip().removeprefix("build-kernel: error: "))
-    return out.stdout.strip()
+def resolve_kernel(spec, flavour):
+    """The bzImage of one kernel spec (docs/kernel-specs.md), built
+    already: run-guest looks kernels up and never builds one."""
+    try:
+        p = kernelspec.one(spec, flavour)
+        image = kernels.built_image(p)
+    except kernelspec.SpecError as e:
+        raise SetupError(str(e)) from None
+    except kernels.Failure as e:
+        raise SetupError(str(e)) from None
+    if not image:
+        raise SetupError(f"kernel {p['label']}/{flavour} is not built: run "
+                         f"kernel-series/build-kernel {spec} --flavour {flavour}")
+    return image
 
 
 def kernel_cmdline(args, topo):
@@ -417,8 +419,10 @@ def main():
         description=__doc__.split("\n\n")[0])
     ap.add_argument("--topology", default="4node",
                     help="a name from --list, or a .topo path (default 4node)")
-    ap.add_argument("--kernel", default="patched",
-                    help="bzImage path or variant: baseline, patched, series-K")
+    ap.add_argument("--kernel", default="patched", metavar="SPEC",
+                    help="the kernel: baseline, patched, series-K, "
+                    "linux-source-6.12, GITDIR@COMMIT, a bzImage ... "
+                    "(docs/kernel-specs.md), built already")
     ap.add_argument("--flavour", default="perf", choices=("perf", "debug"))
     ap.add_argument("--clock", default="wall", choices=("wall", "icount"),
                     help="icount: one vCPU, guest time = executed instructions")

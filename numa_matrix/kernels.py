@@ -1,18 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Build a guest kernel variant and print the path of its bzImage.
+"""Build a guest kernel and print the path of its bzImage.
 
-A variant is Debian's linux-source-6.1 with the first K patches of
-kernel-series/linux-source-6.1/series applied, configured as tinyconfig +
-config/base.config + the series' series.config + config/<flavour>.config. Everything is cached outside the repository, keyed by
-the content of what went in, so an unchanged variant is a lookup and a changed
-one is an incremental build (ccache, one build dir per tree and flavour).
+  build-kernel [SPEC] [--flavour perf|debug]
 
-Variant names: baseline (0 patches), patched (all), series-K (first K).
+SPEC names the kernel (docs/kernel-specs.md): baseline, patched, series-K
+(Debian's linux-source-6.1 and the series in kernel-series/linux-source-6.1/),
+linux-source-X.Y[@VARIANT], a source tarball, GITDIR@COMMIT or GITDIR@A..B
+(one kernel per commit, one path per line), a ready bzImage, each with
++SERIES_DIR for a series of your own on top. Every kernel is configured as
+tinyconfig + config/base.config + the series' series.config +
+config/<flavour>.config. Everything is cached outside the repository, keyed by
+the content of what went in (source, patches, fragments, compiler), so an
+unchanged kernel is a lookup and a changed one an incremental build (ccache,
+one build dir per tree and flavour; the commits of one git tree share theirs).
 """
 
 import argparse
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -21,16 +25,11 @@ import subprocess
 import sys
 import time
 
-from . import KERNEL_SERIES, cache_root
+from . import kernelspec as ks
+from .kernelspec import SpecError, read
 
-CONFIG_DIR = os.path.join(KERNEL_SERIES, "config")
-SERIES_DIR = os.path.join(KERNEL_SERIES, "linux-source-6.1")
-TARBALL = "/usr/src/linux-source-6.1.tar.xz"
-PACKAGE = "linux-source-6.1"
-FLAVOURS = ("perf", "debug")
-# Options whose value the build script sets itself, not the fragments.
-LOCALVERSION_FMT = "-nm{k}-{flavour}"
-SERIES_CONFIG = "series.config"
+FLAVOURS = ks.FLAVOURS
+DEFAULT_SPEC = "patched"
 
 
 class Failure(Exception):
@@ -41,127 +40,21 @@ def log(msg):
     print(f"build-kernel: {msg}", file=sys.stderr, flush=True)
 
 
-def sha(*chunks):
-    h = hashlib.sha256()
-    for c in chunks:
-        h.update(c if isinstance(c, bytes) else c.encode())
-        h.update(b"\0")
-    return h.hexdigest()
+def source_info(package=ks.DEFAULT_PACKAGE):
+    """A Debian source package's tarball, version and cache id (what
+    build-selftests unpacks too)."""
+    try:
+        return ks.package_info(package)
+    except SpecError as e:
+        raise Failure(str(e)) from None
 
 
-def read(path, mode="r"):
-    with open(path, mode) as f:
-        return f.read()
-
-
-def source_info():
-    """Identify the kernel source: package version when dpkg knows it."""
-    tarball = os.environ.get("NUMA_MATRIX_KERNEL_TARBALL", TARBALL)
-    if not os.path.isfile(tarball):
-        raise Failure(f"kernel source {tarball} not found: the Debian package "
-                      f"{PACKAGE} is not installed (as root: apt-get install "
-                      f"{PACKAGE}, or run ./numa-matrix which installs it)")
-    st = os.stat(tarball)
-    version = None
-    if tarball == TARBALL:
-        r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", PACKAGE],
-                           capture_output=True, text=True, check=False)
-        if r.returncode == 0 and r.stdout:
-            version = r.stdout.strip()
-    if not version:
-        version = f"size{st.st_size}-mtime{int(st.st_mtime)}"
-    return {"tarball": tarball, "package": PACKAGE, "version": version,
-            "id": sha(tarball, version, str(st.st_size))[:12]}
-
-
-def read_series(series_dir):
-    path = os.path.join(series_dir, "series")
-    if not os.path.exists(path):
-        return []
-    names = []
-    for lineno, line in enumerate(read(path).splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        name = line.split()[0]
-        if not os.path.isfile(os.path.join(series_dir, name)):
-            raise Failure(f"{path}:{lineno}: patch {name} is listed but missing")
-        names.append(name)
-    return names
-
-
-def resolve_patches(args, series):
-    if args.patches is not None:
-        k = args.patches
-    elif args.variant == "baseline":
-        k = 0
-    elif args.variant == "patched":
-        k = len(series)
-    else:
-        m = re.fullmatch(r"series-(\d+)", args.variant or "")
-        if not m:
-            raise Failure(f"unknown variant '{args.variant}': use baseline, "
-                          f"patched or series-K (K = 0..{len(series)})")
-        k = int(m.group(1))
-    if not 0 <= k <= len(series):
-        raise Failure(f"--patches {k}: the series has {len(series)} patches")
-    return k
-
-
-def variant_name(k, total):
-    if k == 0:
-        return "baseline"
-    return "patched" if k == total else f"series-{k}"
-
-
-def fragments(series_dir, flavour):
-    """Config fragments in merge order. The series directory's series.config
-    holds the options that patches of the series introduce: see
-    verify_config()."""
-    series_config = os.path.join(series_dir, SERIES_CONFIG)
-    return ([os.path.join(CONFIG_DIR, "base.config")]
-            + ([series_config] if os.path.isfile(series_config) else [])
-            + [os.path.join(CONFIG_DIR, f"{flavour}.config")])
-
-
-def plan(args):
-    """Everything about a variant that can be known without building it."""
-    series_dir = os.path.abspath(args.series_dir)
-    src = source_info()
-    series = read_series(series_dir)
-    k = resolve_patches(args, series)
-    patches = [os.path.join(series_dir, p) for p in series[:k]]
-    frags = fragments(series_dir, args.flavour)
-    for f in frags:
-        if not os.path.isfile(f):
-            raise Failure(f"config fragment {f} missing (flavours: "
-                          f"{', '.join(FLAVOURS)})")
-    series_hash = sha(*[read(p, "rb") for p in patches])[:12]
-    config_hash = sha(args.flavour, *[read(f, "rb") for f in frags])[:12]
-    tree_key = f"{src['id']}-{series_hash}"
-    root = cache_root()
-    return {
-        "variant": variant_name(k, len(series)),
-        "patches": k,
-        "series_length": len(series),
-        "patch_names": series[:k],
-        "patch_paths": patches,
-        "flavour": args.flavour,
-        "fragments": frags,
-        "source": src,
-        "series_hash": series_hash,
-        "config_hash": config_hash,
-        "root": root,
-        "pristine": os.path.join(root, "src", f"pristine-{src['id']}"),
-        "tree": os.path.join(root, "src", tree_key),
-        # A direct child of the tree: kbuild then uses srctree := .., so
-        # compiler command lines are the same for every tree and ccache
-        # hits across variants.
-        "build": os.path.join(root, "src", tree_key, f"build-{args.flavour}"),
-        "store": os.path.join(root, "kernels",
-                              f"{tree_key}-{args.flavour}-{config_hash}"),
-        "localversion": LOCALVERSION_FMT.format(k=k, flavour=args.flavour),
-    }
+def plans(spec, flavour):
+    """Every kernel a spec names (Failure instead of SpecError)."""
+    try:
+        return ks.kernels(spec, flavour)
+    except SpecError as e:
+        raise Failure(str(e)) from None
 
 
 def run(cmd, cwd=None, env=None, logfile=None, what=None):
@@ -178,22 +71,29 @@ def run(cmd, cwd=None, env=None, logfile=None, what=None):
     return out.stdout
 
 
+# ---------------------------------------------------------------- source trees
+
 def unpack_pristine(p):
     if os.path.isdir(p["pristine"]):
         return
     src = p["source"]
-    log(f"unpacking {src['tarball']} ({src['package']} {src['version']}) "
-        f"into {p['pristine']}")
-    tmp = p["pristine"] + ".tmp"
+    log(f"unpacking {src['tarball']} ({src['package'] or 'tarball'} "
+        f"{src['version']}) into {p['pristine']}")
+    tmp = f"{p['pristine']}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     t0 = time.time()
-    run(["tar", "-xJf", src["tarball"], "-C", tmp], what="unpacking the source")
+    run(["tar", "-xf", src["tarball"], "-C", tmp], what="unpacking the source")
     entries = os.listdir(tmp)
-    if len(entries) != 1:
-        raise Failure(f"{src['tarball']}: expected one top directory, got "
-                      f"{entries}")
-    os.rename(tmp, p["pristine"])
+    if len(entries) != 1 or not os.path.isfile(
+            os.path.join(tmp, entries[0], "Makefile")):
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise Failure(f"{src['tarball']}: not a kernel source tarball (want "
+                      f"one top directory with a Makefile, got {entries[:5]})")
+    try:
+        os.rename(tmp, p["pristine"])
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)      # unpacked meanwhile
     log(f"unpacked in {time.time() - t0:.0f} s")
 
 
@@ -202,7 +102,7 @@ def pristine_tree(p):
     return os.path.join(p["pristine"], top)
 
 
-def patch_failure(name, output):
+def patch_failure(p, name, output):
     """Turn GNU patch output into: which patch, which files, which hunks."""
     files = re.findall(r"^patching file (\S+)", output, re.M)
     failed = []
@@ -215,33 +115,78 @@ def patch_failure(name, output):
                 "Reversed (or previously applied)" in line:
             failed.append(f"  {current or '?'}: {line.strip()}")
     detail = "\n".join(failed) or output.strip()
-    return (f"patch {name} does not apply to the {PACKAGE} tree "
-            f"({len(files)} file(s) touched):\n{detail}\n"
-            f"Refresh it against the current source (see docs/kernel-series.md).")
+    where = (f"commit {p['commit'][:12]} of {p['source']['repo']}"
+             if p["kind"] == "git" else
+             f"the {p['source']['package'] or p['source']['tarball']} tree")
+    return (f"patch {name} does not apply to {where} ({len(files)} file(s) "
+            f"touched): refresh it against that source (see "
+            f"docs/kernel-specs.md)\n{detail}")
+
+
+def apply_patches(p, tree):
+    for name, path in zip(p["patch_names"], p["patch_paths"]):
+        out = subprocess.run(["patch", "-p1", "--forward", "--batch",
+                              "--no-backup-if-mismatch", "-i", path],
+                             cwd=tree, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, check=False)
+        if out.returncode != 0:
+            raise Failure(patch_failure(p, name, out.stdout))
 
 
 def prepare_tree(p):
-    """Hard-link copy of the pristine tree with the first K patches applied.
+    """Hard-link copy of the pristine tree with the patches applied.
 
     GNU patch writes each patched file anew, so the hard links to the
     pristine tree are broken exactly for the files the series touches.
     """
     if os.path.isdir(p["tree"]):
         return
+    unpack_pristine(p)
     tmp = p["tree"] + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     run(["cp", "-al", pristine_tree(p), tmp], what="copying the pristine tree")
-    for name, path in zip(p["patch_names"], p["patch_paths"]):
-        out = subprocess.run(["patch", "-p1", "--forward", "--batch",
-                              "--no-backup-if-mismatch", "-i", path],
-                             cwd=tmp, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, check=False)
-        if out.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise Failure(patch_failure(name, out.stdout))
+    try:
+        apply_patches(p, tmp)
+    except Failure:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     os.rename(tmp, p["tree"])
     log(f"tree {p['tree']}: {p['patches']} patch(es) applied")
 
+
+def cache_git(p, *args):
+    return run(["git", "-c", "safe.directory=*", "-C", p["tree"], *args],
+               what=f"git {args[0]} in the cache clone {p['tree']}")
+
+
+def prepare_git(p):
+    """The cache's clone of the user's repository, at the commit, with the
+    series on top. The clone shares the user's objects (git clone --shared
+    writes the alternates file into the clone, nothing into the user's
+    repository); checking out another commit rewrites only the files that
+    differ, so make rebuilds only what they touch."""
+    src = p["source"]
+    if not os.path.isdir(os.path.join(p["tree"], ".git")):
+        shutil.rmtree(p["clone"], ignore_errors=True)
+        os.makedirs(p["clone"])
+        log(f"cloning {src['repo']} into {p['tree']} (objects shared, "
+            "nothing written into the original)")
+        run(["git", "-c", "safe.directory=*", "clone", "--quiet", "--shared",
+             "--no-checkout", src["gitdir"], p["tree"]],
+            what=f"git clone --shared {src['gitdir']}")
+        with open(os.path.join(p["clone"], "origin"), "w") as f:
+            f.write(src["repo"] + "\n")
+    t0 = time.time()
+    cache_git(p, "checkout", "--quiet", "--force", "--detach", p["commit"])
+    # Patches of the previous kernel may have added files; the build
+    # directories stay.
+    cache_git(p, "clean", "-q", "-f", "-d", "-e", "/build-*/")
+    apply_patches(p, p["tree"])
+    log(f"tree {p['tree']} at {p['commit'][:12]} ({p['subject']}), "
+        f"{p['patches']} patch(es) on top, in {time.time() - t0:.0f} s")
+
+
+# ---------------------------------------------------------------- config
 
 def parse_config(text):
     values = {}
@@ -278,39 +223,106 @@ def kconfig_entry(tree, option):
     return f"{path}:{lineno}" + ("; " + "; ".join(deps) if deps else "")
 
 
+def requested(frag):
+    """[(lineno, option, value, alternatives)] of a fragment. A line
+    `# or CONFIG_NEW=y` right below an option names what a tree that
+    renamed it calls it: either one satisfies the check."""
+    out = []
+    for lineno, line in enumerate(read(frag).splitlines(), 1):
+        alt = re.fullmatch(r"#\s*or\s+(CONFIG_\w+)=(\S+)\s*", line)
+        if alt and out:
+            out[-1][3].append((alt.group(1), alt.group(2)))
+            continue
+        for opt, val in parse_config(line).items():
+            out.append((lineno, opt, val, []))
+    return out
+
+
 def verify_config(p, tree):
     """Every requested option must be in the final .config.
 
-    An option of series.config that this tree's Kconfig does not define yet
-    belongs to a patch beyond the first K and is not required; with the whole
-    series applied, every one of them must exist.
+    An option of a series.config that this tree's Kconfig does not define
+    yet belongs to a patch beyond the first K and is not required; with the
+    whole series applied, every one of them must exist.
     """
     final = parse_config(read(os.path.join(p["build"], ".config")))
-    whole_series = p["patches"] == p["series_length"]
+    partial = {path for path, whole in p["series_configs"] if not whole}
     problems = []
     for frag in p["fragments"]:
-        later_ok = os.path.basename(frag) == SERIES_CONFIG and not whole_series
-        for lineno, line in enumerate(read(frag).splitlines(), 1):
-            want = parse_config(line)
-            for opt, val in want.items():
-                got = final.get(opt, "n")
-                if got == val:
-                    continue
-                where = kconfig_entry(tree, opt)
-                if where is None and later_ok:
-                    continue
-                if where is None:
-                    why = "no such option in this tree's Kconfig"
-                else:
-                    why = f"defined at {where}"
-                problems.append(f"  {os.path.basename(frag)}:{lineno}: {opt}="
-                                f"{val} requested, .config has "
-                                f"{'not set' if got == 'n' else got} ({why})")
+        for lineno, opt, val, alts in requested(frag):
+            choices = [(opt, val)] + alts
+            if any(final.get(o, "n") == v for o, v in choices):
+                continue
+            where = [(o, kconfig_entry(tree, o)) for o, _ in choices]
+            defined = [(o, w) for o, w in where if w is not None]
+            if not defined and frag in partial:
+                continue
+            got = final.get(opt, "n")
+            if defined:
+                why = "; ".join(f"{o} defined at {w}" for o, w in defined)
+            else:
+                why = ("no such option in this tree's Kconfig: renamed? add "
+                       "'# or CONFIG_NEWNAME=y' below it in the fragment")
+            problems.append(f"  {os.path.basename(frag)}:{lineno}: {opt}="
+                            f"{val} requested, .config has "
+                            f"{'not set' if got == 'n' else got} ({why})")
     if problems:
         raise Failure("olddefconfig dropped or changed requested options "
                       "(an unmet dependency, or a typo):\n"
                       + "\n".join(problems))
 
+
+def guest_fragment(flavour="perf"):
+    """What `numa-matrix config` prints: the options the guests and tests
+    need, to merge into a .config of one's own."""
+    parts = [f"# numa-matrix guest kernel options ({flavour} flavour), from "
+             f"kernel-series/config/base.config and {flavour}.config.",
+             "# Merge into your .config:",
+             "#   scripts/kconfig/merge_config.sh -m .config this-file && "
+             "make olddefconfig",
+             "# Everything must be built in (=y): the guests boot without "
+             "an initramfs.", ""]
+    for name in ("base.config", f"{flavour}.config"):
+        parts.append(f"# ---- {name}")
+        parts.append(read(os.path.join(ks.CONFIG_DIR, name)).rstrip("\n"))
+        parts.append("")
+    return "\n".join(parts)
+
+
+def check_image_config(p):
+    """A ready bzImage: are the options the guests and the tests need in
+    its .config? [] when they are, else one entry per missing option."""
+    if not p["config"]:
+        return None
+    final = parse_config(read(p["config"]))
+    missing = []
+    for lineno, opt, val, alts in requested(
+            os.path.join(ks.CONFIG_DIR, "base.config")):
+        choices = [(opt, val)] + alts
+        if any(final.get(o, "n") == v for o, v in choices):
+            continue
+        got = final.get(opt, "n")
+        missing.append(f"{opt}={val} ({'not set' if got == 'n' else got})")
+    return missing
+
+
+def image_path(p, check_config=True):
+    """The bzImage of an image spec, after checking its .config."""
+    if not check_config:
+        return p["image"]
+    missing = check_image_config(p)
+    if missing is None:
+        log(f"warning: no .config found beside {p['image']}: the options the "
+            "guests need are not checked (./numa-matrix config lists them)")
+    elif missing:
+        raise Failure(f"{p['image']} lacks what the guests and tests need "
+                      f"(its config {p['config']}): {', '.join(missing)}: "
+                      "merge the output of './numa-matrix config' into its "
+                      ".config and rebuild")
+    return p["image"]
+
+
+# ---------------------------------------------------------------- building
 
 def make_env(p):
     env = dict(os.environ)
@@ -319,11 +331,12 @@ def make_env(p):
                                      os.path.join(p["root"], "ccache")),
         "CCACHE_BASEDIR": p["root"],
         "CCACHE_MAXSIZE": os.environ.get("CCACHE_MAXSIZE", "8G"),
-        # Reproducible identification strings: uname -v names the series.
+        # Reproducible identification strings: uname -v names the series
+        # (and the commit of a git tree).
         "KBUILD_BUILD_TIMESTAMP": "2013-09-11",
         "KBUILD_BUILD_USER": "numa-matrix",
         "KBUILD_BUILD_HOST": "qemu",
-        "KBUILD_BUILD_VERSION": f"1-{p['series_hash']}",
+        "KBUILD_BUILD_VERSION": p["build_version"],
         "LC_ALL": "C",
     })
     return env
@@ -364,13 +377,28 @@ def compile_kernel(p, tree, env, logfile, jobs):
             last = time.time()
             compiled = sum(1 for line in open(logfile, errors="replace")
                            if line.startswith("  CC "))
-            log(f"{p['variant']}/{p['flavour']}: {compiled} objects compiled, "
+            log(f"{p['label']}/{p['flavour']}: {compiled} objects compiled, "
                 f"{last - t0:.0f} s")
     if rc != 0:
         tail = "\n".join(read(logfile).splitlines()[-30:])
         raise Failure(f"make bzImage failed (exit {rc}); full log: {logfile}\n"
                       f"{tail}")
     return time.time() - t0
+
+
+INFO_KEYS = ("kind", "label", "spec", "variant", "patches", "patch_names",
+             "flavour", "series_hash", "config_hash", "localversion",
+             "source_version", "compiler", "commit", "subject")
+
+
+def describe(p):
+    """What a kernel is, for info.json, env.json and --info."""
+    info = {k: p.get(k) for k in INFO_KEYS}
+    src = p["source"]
+    info.update({"source_kind": src["kind"], "source_package": src["package"],
+                 "source": src.get("tarball") or src.get("repo") or p.get("image"),
+                 "source_id": src["id"]})
+    return info
 
 
 def store(p, seconds):
@@ -381,11 +409,8 @@ def store(p, seconds):
     shutil.copy2(os.path.join(p["build"], ".config"),
                  os.path.join(tmp, "config"))
     release = read(os.path.join(p["build"], "include/config/kernel.release"))
-    info = {k: p[k] for k in ("variant", "patches", "patch_names", "flavour",
-                              "series_hash", "config_hash", "localversion")}
-    info.update({"source_package": p["source"]["package"],
-                 "source_version": p["source"]["version"],
-                 "kernel_release": release.strip(),
+    info = describe(p)
+    info.update({"kernel_release": release.strip(),
                  "build_seconds": round(seconds, 1),
                  "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     with open(os.path.join(tmp, "info.json"), "w") as f:
@@ -395,7 +420,17 @@ def store(p, seconds):
     os.rename(tmp, p["store"])
 
 
+def built_image(p):
+    """The path of a kernel if it is there (a lookup, nothing built)."""
+    if p["kind"] == "image":
+        return image_path(p)
+    image = os.path.join(p["store"], "bzImage")
+    return image if os.path.isfile(image) else None
+
+
 def build(p, jobs):
+    if p["kind"] == "image":
+        return image_path(p)
     image = os.path.join(p["store"], "bzImage")
     if os.path.isfile(image):
         return image
@@ -408,62 +443,122 @@ def build(p, jobs):
             fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.isfile(image):
             return image
-        unpack_pristine(p)
-        prepare_tree(p)
+        if p["kind"] == "git":
+            prepare_git(p)
+        else:
+            prepare_tree(p)
         env = make_env(p)
         logfile = os.path.join(p["build"], "build.log")
         os.makedirs(p["build"], exist_ok=True)
         with open(logfile, "w"):
             pass
-        log(f"building {p['variant']} ({p['patches']} patch(es)), flavour "
-            f"{p['flavour']}; log: {logfile}")
+        log(f"building {p['label']} ({p['source_version']}, {p['patches']} "
+            f"patch(es)), flavour {p['flavour']}; log: {logfile}")
         configure(p, p["tree"], env, logfile)
         seconds = compile_kernel(p, p["tree"], env, logfile, jobs)
         store(p, seconds)
-        log(f"built {p['variant']}/{p['flavour']} in {seconds:.0f} s")
+        log(f"built {p['label']}/{p['flavour']} in {seconds:.0f} s")
     return image
 
 
+def legacy_spec(args):
+    """--patches K and --series-dir DIR, from before kernel specs: the
+    first K patches of DIR's series on the default Debian source."""
+    series_dir = os.path.abspath(args.series_dir) if args.series_dir else None
+    names = ks.read_series(series_dir or ks.series_dir_of(ks.DEFAULT_PACKAGE))
+    k = args.patches if args.patches is not None else len(names)
+    if not 0 <= k <= len(names):
+        raise Failure(f"--patches {k}: the series has {len(names)} patches")
+    spec = ks.Spec(f"--patches {k}" + (f" --series-dir {series_dir}"
+                                       if series_dir else ""))
+    spec.kind, spec.package = "package", ks.DEFAULT_PACKAGE
+    if series_dir:
+        spec.legacy_series, spec.variant_k = series_dir, k
+        spec.variant = ks.variant_name(k, len(names))
+    else:
+        spec.variant = ks.variant_name(k, len(names))
+    return spec
+
+
+def list_sources():
+    """The Debian sources this machine has or the project has a series
+    for, with their variants."""
+    packages = {f[:-len(".tar.xz")] for f in os.listdir("/usr/src")
+                if re.fullmatch(r"linux-source-\d+\.\d+\.tar\.xz", f)} \
+        if os.path.isdir("/usr/src") else set()
+    packages |= {d for d in os.listdir(ks.KERNEL_SERIES)
+                 if ks.PACKAGE_RE.fullmatch(d)}
+    packages.add(ks.DEFAULT_PACKAGE)
+    for package in sorted(packages, key=lambda s: [int(x) for x in
+                                                   s.split("-")[-1].split(".")]):
+        installed = os.path.isfile(f"/usr/src/{package}.tar.xz")
+        for name, what in ks.variants(package):
+            spec = name if package == ks.DEFAULT_PACKAGE else f"{package}@{name}"
+            print(f"{spec:<28} {what}" + ("" if installed else
+                                         f" ({package} not installed)"))
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("variant", nargs="?", default="patched",
-                    help="baseline, patched or series-K (default: patched)")
-    ap.add_argument("--patches", type=int, metavar="K",
-                    help="apply the first K patches (overrides the variant)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Kernel specs: docs/kernel-specs.md. Examples: patched; "
+               "linux-source-6.12; ~/src/linux@HEAD; ~/src/linux@v6.12..HEAD; "
+               "linux-source-6.12+~/my-series; ~/linux.tar.xz; "
+               "~/src/linux/arch/x86/boot/bzImage")
+    ap.add_argument("spec", nargs="?",
+                    help=f"the kernel (default: {DEFAULT_SPEC})")
     ap.add_argument("--flavour", choices=FLAVOURS, default="perf")
-    ap.add_argument("--series-dir", default=SERIES_DIR, help=argparse.SUPPRESS)
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--info", action="store_true",
-                    help="print the variant's description as JSON, build nothing")
+                    help="describe the kernel(s) as JSON, build nothing")
     ap.add_argument("--path-only", action="store_true",
-                    help="print the bzImage path if built, fail if not")
+                    help="print the bzImage path(s) if built, fail if not")
     ap.add_argument("--list", action="store_true",
-                    help="list the variant names of the current series")
+                    help="list the Debian sources and their variants")
+    ap.add_argument("--config", action="store_true",
+                    help="print the config fragment guest kernels need")
+    ap.add_argument("--patches", type=int, metavar="K", help=argparse.SUPPRESS)
+    ap.add_argument("--series-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
     try:
         if args.list:
-            series = read_series(os.path.abspath(args.series_dir))
-            for k in range(len(series) + 1):
-                print(variant_name(k, len(series)) + (
-                      f"\t{series[k - 1]}" if k else "\tno patches"))
+            list_sources()
             return 0
-        p = plan(args)
-        image = os.path.join(p["store"], "bzImage")
+        if args.config:
+            print(guest_fragment(args.flavour))
+            return 0
+        if args.patches is not None or args.series_dir:
+            if args.spec:
+                raise Failure("give a spec or --patches/--series-dir, not both")
+            spec = legacy_spec(args)
+        else:
+            spec = args.spec or DEFAULT_SPEC
+        ps = plans(spec, args.flavour)
         if args.info:
-            info = {k: v for k, v in p.items() if k != "patch_paths"}
-            info["image"] = image
-            info["built"] = os.path.isfile(image)
-            json.dump(info, sys.stdout, indent=2)
+            out = []
+            for p in ps:
+                info = describe(p)
+                info["image"] = built_image(p) if p["kind"] == "image" else \
+                    os.path.join(p["store"], "bzImage")
+                info["built"] = os.path.isfile(info["image"])
+                out.append(info)
+            json.dump(out if len(out) > 1 else out[0], sys.stdout, indent=2)
             print()
             return 0
         if args.path_only:
-            if not os.path.isfile(image):
-                raise Failure(f"kernel {p['variant']}/{p['flavour']} is not "
-                              f"built: run kernel-series/build-kernel "
-                              f"{p['variant']} --flavour {p['flavour']}")
-            print(image)
+            for p in ps:
+                image = built_image(p)
+                if not image:
+                    raise Failure(f"kernel {p['label']}/{p['flavour']} is not "
+                                  f"built: run kernel-series/build-kernel "
+                                  f"{spec if len(ps) == 1 and isinstance(spec, str) else p['spec']} "
+                                  f"--flavour {p['flavour']}")
+                print(image)
             return 0
-        print(build(p, args.jobs))
+        if len(ps) > 1:
+            log(f"{len(ps)} kernels: {', '.join(p['label'] for p in ps)}")
+        for p in ps:
+            print(build(p, args.jobs), flush=True)
         return 0
     except Failure as e:
         print(f"build-kernel: error: {e}", file=sys.stderr)
@@ -471,4 +566,3 @@ def main():
     except KeyboardInterrupt:
         print("build-kernel: interrupted", file=sys.stderr)
         return 130
-

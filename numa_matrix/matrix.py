@@ -26,7 +26,8 @@ import subprocess
 import sys
 import time
 
-from . import BUILD_KERNEL, RESULTS, RUN_GUEST, TOP, topology
+from . import BUILD_KERNEL, RESULTS, RUN_GUEST, TOP, kernelspec, topology
+from . import kernels as kbuild
 
 # What each scenario asks of timedmunlock. "all" = every memory node.
 SCENARIOS = {
@@ -75,22 +76,34 @@ def sh(cmd, **kw):
 
 # ---------------------------------------------------------------- selection
 
-def all_kernels(flavour):
-    out = sh([BUILD_KERNEL, "--list"])
-    if out.returncode != 0:
-        raise Failure(out.stderr.strip())
-    return [line.split("\t")[0] for line in out.stdout.splitlines()]
+def all_kernels():
+    """The default selection: every variant of the default source."""
+    try:
+        return [name for name, _ in kernelspec.variants()]
+    except kernelspec.SpecError as e:
+        raise Failure(str(e)) from None
+
+
+def select_kernels(text, flavour):
+    """{label: plan} in column order from a comma list of kernel specs
+    (docs/kernel-specs.md); a git range gives one column per commit."""
+    specs = all_kernels() if not text or text == "all" else text.split(",")
+    chosen = {}
+    for spec in specs:
+        try:
+            plans = kernelspec.kernels(spec, flavour)
+        except kernelspec.SpecError as e:
+            raise Failure(str(e)) from None
+        for p in plans:
+            if p["label"] in chosen:
+                raise Failure(f"two kernels of --kernels are called "
+                              f"'{p['label']}': name them, LABEL=SPEC")
+            chosen[p["label"]] = p
+    return chosen
 
 
 def parse_selection(args):
-    kernels = all_kernels(args.flavour)
-    if args.kernels and args.kernels != "all":
-        wanted = args.kernels.split(",")
-        for k in wanted:
-            if k not in kernels:
-                raise Failure(f"kernel '{k}' is not a variant of the current "
-                              f"series ({', '.join(kernels)})")
-        kernels = [k for k in kernels if k in wanted]
+    kernels = select_kernels(args.kernels, args.flavour)
     topos = args.topologies.split(",") if args.topologies else DEFAULT_TOPOLOGIES
     for t in topos:
         topology.find(t)
@@ -128,15 +141,24 @@ def host_env():
             "qemu": qemu[0] if qemu else "unknown"}
 
 
-def kernel_info(kernel, flavour):
-    out = sh([BUILD_KERNEL, kernel, "--flavour", flavour, "--info"])
-    if out.returncode != 0:
-        raise Failure(out.stderr.strip())
-    info = json.loads(out.stdout)
-    return {k: info[k] for k in ("variant", "patches", "patch_names", "flavour",
-                                 "series_hash", "config_hash", "image")} | {
-        "source_version": info["source"]["version"],
-        "source_package": info["source"]["package"]}
+def kernel_info(plan):
+    """What env.json keeps of a kernel: its identity and image path."""
+    info = kbuild.describe(plan)
+    info["image"] = plan["image"] if plan["kind"] == "image" else \
+        os.path.join(plan["store"], "bzImage")
+    return info
+
+
+# What makes a kernel the same kernel: a resumed run refuses to mix cells of
+# kernels differing in any of these.
+IDENTITY = ("source_id", "source_version", "compiler", "commit", "series_hash",
+            "config_hash")
+
+
+def identity_change(old, new):
+    """'what: old -> new' for each identity field that differs."""
+    return [f"{k} {old.get(k)} -> {new.get(k)}" for k in IDENTITY
+            if old.get(k) != new.get(k)]
 
 
 def write_env(rundir, args, kernels, topos, scenarios):
@@ -149,14 +171,13 @@ def write_env(rundir, args, kernels, topos, scenarios):
     if os.path.exists(path):
         with open(path) as f:
             env = json.load(f)
-    kinfo = {k: kernel_info(k, args.flavour) for k in kernels}
+    kinfo = {k: kernel_info(p) for k, p in kernels.items()}
     for k, old in env.get("kernels", {}).items():
-        if k in kinfo and (old["series_hash"], old["config_hash"]) != \
-                (kinfo[k]["series_hash"], kinfo[k]["config_hash"]):
-            raise Failure(f"kernel {k} changed since this run started (series "
-                          f"{old['series_hash']} config {old['config_hash']}, now "
-                          f"{kinfo[k]['series_hash']} {kinfo[k]['config_hash']}): "
-                          "start a new run instead of resuming")
+        changed = identity_change(old, kinfo[k]) if k in kinfo else []
+        if changed:
+            raise Failure(f"kernel {k} is not the one this run started with "
+                          f"({'; '.join(changed)}): its cells would mix two "
+                          "kernels; start a new run instead of resuming")
     env.setdefault("started", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     env.update({
         "clock": args.clock, "accel": "tcg" if args.clock == "icount" else args.accel,
@@ -263,7 +284,9 @@ def plan_run(args):
         if args.build else old.get("bench", os.path.join(DEFAULT_BUILD, "numa-tests",
                                                          "bench", "timedmunlock"))
     if old:
-        args.kernels = args.kernels or ",".join(old["kernels"])
+        args.kernels = args.kernels or ",".join(
+            f"{k}={info['spec']}" if info.get("spec") else k
+            for k, info in old["kernels"].items())
         args.topologies = args.topologies or ",".join(old["topologies"])
         if not args.interleave_worst_case:
             args.scenarios = args.scenarios or ",".join(old["scenarios"])
@@ -273,12 +296,14 @@ def plan_run(args):
     elif args.run_dir:
         rundir = os.path.abspath(args.run_dir)
     else:
-        version = kernel_info(kernels[0], args.flavour)["source_version"]
+        # A run that mixes sources lives with the source of its first
+        # column, the one the others are compared against.
+        version = next(iter(kernels.values()))["source_version"]
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{args.clock}"
         rundir = os.path.join(args.results, version, run_id)
     os.makedirs(rundir, exist_ok=True)
     env = write_env(rundir, args, kernels, topos, scenarios)
-    return rundir, env, plan_cells(env, kernels, topos, scenarios)
+    return rundir, env, plan_cells(env, list(kernels), topos, scenarios)
 
 
 def cmd_plan(args):
@@ -311,14 +336,18 @@ def cmd_cell(args):
 def build_kernels(env, rundir):
     for i, (k, info) in enumerate(env["kernels"].items(), 1):
         log(f"kernel {i}/{len(env['kernels'])}: {k} ({env['flavour']})")
-        out = subprocess.run([BUILD_KERNEL, k, "--flavour", env["flavour"]],
+        # The spec of exactly this kernel (a commit, not the range it came
+        # from); runs from before kernel specs name variants only.
+        out = subprocess.run([BUILD_KERNEL, info.get("spec") or k,
+                              "--flavour", env["flavour"]],
                              stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode != 0:
             raise Failure(f"building kernel {k} failed (see above); finished "
                           f"cells are kept in {rundir}")
         if out.stdout.strip() != info["image"]:
             raise Failure(f"kernel {k} built as {out.stdout.strip()}, but this "
-                          f"run planned {info['image']}: the series changed")
+                          f"run planned {info['image']}: its source, series, "
+                          "config or compiler changed")
 
 
 def finish_run(rundir):
@@ -582,6 +611,17 @@ def headline(rundir):
     return "no cell finished"
 
 
+def source_of(info):
+    """Which source a column was built from, for the report."""
+    kind = info.get("source_kind", "package")
+    if kind == "git":
+        return (f"commit {info['commit'][:12]} \"{info['subject']}\" of "
+                f"{os.path.basename(info['source'])}")
+    if kind in ("tarball", "image"):
+        return f"{kind} {os.path.basename(info['source'])}"
+    return info.get("source_package") or "linux-source-6.1"
+
+
 def write_report(rundir):
     env, cells, failed = load_run(rundir)
     kernels = list(env["kernels"])
@@ -600,10 +640,12 @@ def write_report(rundir):
           f"kernel {h['host_kernel']}; {h['qemu']}",
           f"- numa-matrix {env['numa_matrix']}; started {env.get('started')}, "
           f"finished {env.get('finished', 'not yet')}", "",
-          "| kernel | patches | series hash | config hash |", "|---|---|---|---|"]
+          "| kernel | source | version | patches | series hash | config hash "
+          "| compiler |", "|---|---|---|---|---|---|---|"]
     for k, info in env["kernels"].items():
-        md.append(f"| {k} | {info['patches']} | {info['series_hash']} | "
-                  f"{info['config_hash']} |")
+        md.append(f"| {k} | {source_of(info)} | {info['source_version']} | "
+                  f"{info['patches']} | {info['series_hash']} | "
+                  f"{info['config_hash']} | {info.get('compiler', 'not recorded')} |")
     md += ["", "Percentages are mmtests': (base - new) / base x 100 against the "
            "first column, so positive is better.", ""]
     topos = sorted(env["topologies"], key=lambda t: nodes_of(rundir, t))
@@ -634,14 +676,47 @@ def write_report(rundir):
 
 # ---------------------------------------------------------------- compare
 
+def compare_side(arg):
+    """RUN_DIR, or RUN_DIR:KERNEL for one column of it: (run, kernel,
+    env, cells), the cells of one column keyed with kernel None."""
+    run, kernel = arg, None
+    if not os.path.isdir(arg) and ":" in arg:
+        run, kernel = arg.rsplit(":", 1)
+    env, cells, _ = load_run(run)
+    if kernel is None:
+        return run, None, env, cells
+    if kernel not in env["kernels"]:
+        raise Failure(f"{run} has no kernel '{kernel}' (it has "
+                      f"{', '.join(env['kernels'])})")
+    return run, kernel, env, {(t, s, None): c for (t, s, k), c in cells.items()
+                              if k == kernel}
+
+
+def kernel_line(env, kernel):
+    info = env["kernels"][kernel]
+    return (f"{kernel}: {source_of(info)}, {info['source_version']}, "
+            f"{info.get('compiler', 'compiler not recorded')}")
+
+
 def cmd_compare(args):
-    env_a, cells_a, _ = load_run(args.run_a)
-    env_b, cells_b, _ = load_run(args.run_b)
-    common = sorted(set(cells_a) & set(cells_b))
+    run_a, ka, env_a, cells_a = compare_side(args.run_a)
+    run_b, kb, env_b, cells_b = compare_side(args.run_b)
+    if (ka is None) != (kb is None):
+        raise Failure("name a kernel on both sides (RUN_DIR:KERNEL) or on "
+                      "neither")
+    common = sorted(set(cells_a) & set(cells_b), key=lambda c: (c[0], c[1], c[2] or ""))
     if not common:
         raise Failure("the two runs have no cell in common")
     both_icount = env_a["clock"] == env_b["clock"] == "icount"
-    print(f"A: {args.run_a} ({env_a['clock']})\nB: {args.run_b} ({env_b['clock']})")
+    print(f"A: {run_a} ({env_a['clock']})\nB: {run_b} ({env_b['clock']})")
+    if ka is not None:
+        print(f"A {kernel_line(env_a, ka)}\nB {kernel_line(env_b, kb)}")
+    else:
+        for k in sorted({c[2] for c in common}):
+            changed = identity_change(env_a["kernels"][k], env_b["kernels"][k])
+            if changed:
+                print(f"note: {k} is not the same kernel in A and B: "
+                      f"{'; '.join(changed)}")
     if env_a["clock"] != env_b["clock"]:
         print("warning: the runs use different clocks; their figures are not "
               "comparable")
@@ -664,13 +739,15 @@ def cmd_compare(args):
         else:
             verdict = "better" if change > 0 else "worse"
         t, s, k = key
+        k = k or f"{ka}:{kb}"
         print(f"{t:<12} {s:<11} {k:<10} {a['mean']:12.6f} {b['mean']:12.6f} "
               f"{change:8.2f}%  {verdict}")
     return 0
 
 
 def cmd_list(args):
-    print("kernels:    " + " ".join(all_kernels(args.flavour)))
+    print("kernels:    " + " ".join(all_kernels()) + " (and any kernel spec: "
+          "docs/kernel-specs.md; kernel-series/build-kernel --list)")
     print("topologies: " + " ".join(os.path.basename(p)[:-5]
                                     for p in topology.catalogue()))
     for name, spec in SCENARIOS.items():
@@ -679,7 +756,11 @@ def cmd_list(args):
 
 
 def add_selection(p):
-    p.add_argument("--kernels", help="comma list of variants (default: all)")
+    p.add_argument("--kernels", metavar="SPEC,...",
+                   help="comma list of kernel specs, one column each (a git "
+                   "range A..B: one per commit); LABEL=SPEC names a column "
+                   "(default: every variant of linux-source-6.1's series; "
+                   "docs/kernel-specs.md)")
     p.add_argument("--topologies",
                    help=f"comma list (default: {','.join(DEFAULT_TOPOLOGIES)})")
     p.add_argument("--scenarios",
@@ -715,9 +796,10 @@ def main():
     cell.add_argument("--force", action="store_true", help="run it again")
     rep = sub.add_parser("report", help="write RUN_DIR/report.md and plots")
     rep.add_argument("run_dir")
-    cmp_ = sub.add_parser("compare", help="compare two runs")
-    cmp_.add_argument("run_a")
-    cmp_.add_argument("run_b")
+    cmp_ = sub.add_parser("compare", help="compare two runs, or two kernels "
+                          "of any runs (RUN_DIR:KERNEL)")
+    cmp_.add_argument("run_a", metavar="RUN_A[:KERNEL]")
+    cmp_.add_argument("run_b", metavar="RUN_B[:KERNEL]")
     lst = sub.add_parser("list", help="kernels, topologies, scenarios")
     lst.add_argument("--flavour", default="perf")
     run.set_defaults(run_dir=None)

@@ -166,12 +166,15 @@ def script_head(what, cache):
 
 def build_script(kernel, env, cache):
     info = env["kernels"][kernel]
+    # The spec of exactly this kernel (one commit of a range); runs planned
+    # before kernel specs name variants.
+    spec = info.get("spec") or kernel
     return "\n".join(script_head(f"build kernel {kernel} ({env['flavour']})", cache) + [
-        f"image=$({q(BUILD_KERNEL)} {q(kernel)} --flavour {q(env['flavour'])} "
+        f"image=$({q(BUILD_KERNEL)} {q(spec)} --flavour {q(env['flavour'])} "
         "-j \"${SLURM_CPUS_PER_TASK:-1}\")",
         f"if [ \"$image\" != {q(info['image'])} ]; then",
         f"\techo \"kernel {kernel} built as $image, but the run planned "
-        f"{info['image']}: the series or config changed\" >&2",
+        f"{info['image']}: its source, series, config or compiler changed\" >&2",
         "\texit 1", "fi", "echo \"$image\"", ""])
 
 

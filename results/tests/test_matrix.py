@@ -3,12 +3,15 @@
 """Host unit tests of results/matrix: mmtests' percentages, the statistics,
 reading a cell, a whole report from a synthetic run, resume bookkeeping."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -113,6 +116,122 @@ class Run(unittest.TestCase):
         self.assertIn("patched", lines[1])
         self.assertIn("ns/page mean", lines[-1])
         self.assertIn("714.1 (   0.00%)", lines[-1])    # 11.7 ms / 16384 pages
+
+
+
+class Sources(unittest.TestCase):
+    """A run mixing sources: which column is which, compare across them,
+    and a resume that would mix two kernels under one name."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.run_a = os.path.join(self.dir, "a")
+        self.run_b = os.path.join(self.dir, "b")
+        base = {"spec": "linux-source-6.1@baseline", "kind": "package",
+                "source_kind": "package", "source_package": "linux-source-6.1",
+                "source": "/usr/src/linux-source-6.1.tar.xz",
+                "source_id": "ae10", "source_version": "6.1.192-3",
+                "compiler": "gcc 12.2.0", "commit": None, "patches": 0,
+                "series_hash": "e3b0", "config_hash": "c1", "image": "/x"}
+        new = dict(base, spec="linux-source-6.12@baseline",
+                   source_package="linux-source-6.12", source_id="bfa4",
+                   source_version="6.12.118-1~deb12u1", config_hash="c2")
+        mine = dict(base, spec="/src/linux@1a2b", kind="git", source_kind="git",
+                    source_package=None, source="/src/linux", source_id="git-1a2b",
+                    source_version="6.12", commit="1a2b3c4d5e6f7a8b",
+                    subject="mm: mine")
+        for run, kernels, t in ((self.run_a, {"baseline": base,
+                                              "6.12-baseline": new,
+                                              "1a2b3c4d5e6f": mine}, 0.0100),
+                                (self.run_b, {"baseline": dict(base, compiler="gcc 13"),
+                                              "6.12-baseline": new}, 0.0090)):
+            os.makedirs(os.path.join(run, "topologies"))
+            shutil.copy(os.path.join(QEMU_TOPOLOGIES, "2node.topo"),
+                        os.path.join(run, "topologies"))
+            env = {"clock": "icount", "accel": "tcg", "iterations": 3,
+                   "size": "64M", "flavour": "perf", "numa_matrix": "abc",
+                   "host": {"cpu_model": "cpu", "cpus": 2, "memory_mib": 1,
+                            "host_kernel": "k", "qemu": "QEMU 7.2"},
+                   "kernels": kernels, "topologies": ["2node"],
+                   "scenarios": {"interleave": mx.SCENARIOS["interleave"]}}
+            with open(os.path.join(run, "env.json"), "w") as f:
+                json.dump(env, f)
+            for i, k in enumerate(kernels):
+                v = t * (1 + i / 10)
+                mx.atomic_write(mx.cell_path(run, "2node", "interleave", k),
+                                CELL.format(a=v, b=v, c=v))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def compare(self, a, b):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            mx.cmd_compare(mock.Mock(run_a=a, run_b=b))
+        return out.getvalue()
+
+    def test_report_says_which_column_is_which_source(self):
+        with open(mx.write_report(self.run_a)) as f:
+            text = f.read()
+        self.assertIn("| baseline | linux-source-6.1 | 6.1.192-3 |", text)
+        self.assertIn("| 6.12-baseline | linux-source-6.12 | 6.12.118-1~deb12u1 |",
+                      text)
+        self.assertIn('| 1a2b3c4d5e6f | commit 1a2b3c4d5e6f "mm: mine" of linux '
+                      "| 6.12 |", text)
+        # The seed table's first header line: each column's source version.
+        head = [line for line in text.splitlines() if "6.1.192-3" in line
+                and "6.12.118" in line]
+        self.assertTrue(head, text)
+
+    def test_compare_two_sources(self):
+        out = self.compare(f"{self.run_a}:baseline", f"{self.run_b}:6.12-baseline")
+        self.assertIn("A baseline: linux-source-6.1, 6.1.192-3", out)
+        self.assertIn("B 6.12-baseline: linux-source-6.12, 6.12.118-1~deb12u1", out)
+        # A 10.0 ms, B 9.9 ms: 1% better.
+        self.assertRegex(out, r"2node +interleave +baseline:6.12-baseline .* "
+                         r"1\.00%  better")
+        out = self.compare(f"{self.run_a}:baseline", f"{self.run_a}:1a2b3c4d5e6f")
+        self.assertRegex(out, r"-20\.00%  worse")
+
+    def test_compare_whole_runs_notes_a_different_kernel(self):
+        out = self.compare(self.run_a, self.run_b)
+        self.assertIn("note: baseline is not the same kernel in A and B: "
+                      "compiler gcc 12.2.0 -> gcc 13", out)
+        self.assertNotIn("note: 6.12-baseline", out)
+
+    def test_compare_errors(self):
+        with self.assertRaises(mx.Failure) as cm:
+            self.compare(f"{self.run_a}:nosuch", self.run_b)
+        self.assertIn("has no kernel 'nosuch'", str(cm.exception))
+        with self.assertRaises(mx.Failure) as cm:
+            self.compare(f"{self.run_a}:baseline", self.run_b)
+        self.assertIn("on both sides", str(cm.exception))
+
+    def test_resume_refuses_another_kernel_under_the_same_name(self):
+        env = mx.load_env(self.run_a)
+        plan = {"kind": "package", "store": "/s", "source": {
+            "kind": "package", "package": "linux-source-6.1", "id": "ae10",
+            "tarball": "/usr/src/linux-source-6.1.tar.xz"},
+            "source_version": "6.1.193-1", "compiler": "gcc 12.2.0",
+            "series_hash": "e3b0", "config_hash": "c1"}
+        args = mock.Mock(clock="icount", accel="tcg", iterations=3, size="64M",
+                         flavour="perf", timeout=900, bench="/b")
+        with mock.patch.object(mx, "host_env", return_value=env["host"]), \
+                self.assertRaises(mx.Failure) as cm:
+            mx.write_env(self.run_a, args, {"baseline": plan}, ["2node"],
+                         ["interleave"])
+        self.assertIn("kernel baseline is not the one this run started with "
+                      "(source_version 6.1.192-3 -> 6.1.193-1)", str(cm.exception))
+
+    def test_duplicate_columns_refused(self):
+        with mock.patch.object(mx.kernelspec, "package_info", lambda p: {
+                "kind": "package", "tarball": "/t", "package": p,
+                "version": "1", "id": "0123"}):
+            with self.assertRaises(mx.Failure) as cm:
+                mx.select_kernels("baseline,linux-source-6.1", "perf")
+            self.assertIn("called 'baseline'", str(cm.exception))
+            self.assertEqual(list(mx.select_kernels("baseline,b=linux-source-6.1",
+                                                    "perf")), ["baseline", "b"])
 
 
 if __name__ == "__main__":
