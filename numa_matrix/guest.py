@@ -423,7 +423,7 @@ def main():
                     help="the kernel: baseline, patched, series-K, "
                     "linux-source-6.12, GITDIR@COMMIT, a bzImage ... "
                     "(docs/kernel-specs.md), built already")
-    ap.add_argument("--flavour", default="perf", choices=("perf", "debug"))
+    ap.add_argument("--flavour", default="perf", choices=kernelspec.FLAVOURS)
     ap.add_argument("--clock", default="wall", choices=("wall", "icount"),
                     help="icount: one vCPU, guest time = executed instructions")
     ap.add_argument("--accel", default="tcg", choices=("tcg", "kvm", "auto"),

@@ -35,7 +35,10 @@ from . import KERNEL_SERIES, cache_root
 
 DEFAULT_PACKAGE = "linux-source-6.1"
 CONFIG_DIR = os.path.join(KERNEL_SERIES, "config")
-FLAVOURS = ("perf", "debug")
+# A flavour is a fragment config/<flavour>.config merged after base.config
+# (and the series' series.config): every such file but base.config.
+FLAVOURS = tuple(sorted(f[:-len(".config")] for f in os.listdir(CONFIG_DIR)
+                        if f.endswith(".config") and f != "base.config"))
 SERIES_CONFIG = "series.config"
 VARIANT_RE = re.compile(r"baseline|patched|series-(\d+)")
 PACKAGE_RE = re.compile(r"linux-source-(\d+\.\d+)")

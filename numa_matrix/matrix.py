@@ -773,7 +773,7 @@ def add_selection(p):
     p.add_argument("--clock", choices=("icount", "wall"), help="default icount")
     p.add_argument("--accel", choices=("tcg", "kvm", "auto"),
                    help="for --clock wall (icount is always TCG); default auto")
-    p.add_argument("--flavour", choices=("perf", "debug"), help="default perf")
+    p.add_argument("--flavour", choices=kernelspec.FLAVOURS, help="default perf")
     p.add_argument("--timeout", type=int, help="seconds per cell, default 900")
     p.add_argument("--results", default=RESULTS, help=argparse.SUPPRESS)
     p.add_argument("--build", help=argparse.SUPPRESS)
