@@ -31,6 +31,13 @@ from . import QEMU_TOPOLOGIES, TOP, cache_root, hostctl, kernels, kernelspec, to
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
 QEMU = os.environ.get("NUMA_MATRIX_QEMU", "qemu-system-x86_64")
 
+# Clocks that repeat: one vCPU under -icount (QEMU 7.2 hangs at SMP bring-up
+# with it). "model" adds the cost model plugin (docs/cost-model.md).
+ONE_VCPU_CLOCKS = ("icount", "model")
+# The run's share as guest-init mounts it, and the plugin's records in it.
+GUEST_SHARE = "/run/numa-matrix"
+MODEL_LOG = "model.log"
+
 EXIT_SPLAT, EXIT_TIMEOUT, EXIT_SETUP = 123, 124, 125
 
 # Kernel log lines that fail a run even when the command succeeded.
@@ -108,6 +115,10 @@ def kernel_cmdline(args, topo):
         parts.append("memhp_default_state=online")
     if args.thp:
         parts.append(f"transparent_hugepage={args.thp}")
+    if args.clock == "model":
+        # One CPU: the kernel would patch its LOCK prefixes away, and the
+        # model would see none of the atomics a multi-CPU machine pays for.
+        parts.append("noreplace-smp")
     parts.extend(args.append)
     return " ".join(parts)
 
@@ -166,8 +177,36 @@ def numa_args(topo, binding=None):
     return out
 
 
+def cost_model_plugin():
+    """The cost model plugin Meson built, or a SetupError saying how to get it."""
+    path = os.environ.get("NUMA_MATRIX_COSTMODEL")
+    if not path:
+        build = os.environ.get("NUMA_MATRIX_BUILD") or os.path.join(TOP, "build")
+        path = os.path.join(build, "qemu-topologies", "cost-model", "costmodel.so")
+    if not os.path.isfile(path):
+        raise SetupError(f"the cost model plugin {path} is not built: run "
+                         "'meson compile -C BUILD_DIR' (or set NUMA_MATRIX_BUILD "
+                         "or NUMA_MATRIX_COSTMODEL)")
+    return os.path.abspath(path)
+
+
+def model_plugin_arg(topo, plugin, rundir):
+    """-plugin's argument for --clock model: the topology's nodes in node
+    order, its SLIT row by row, each vCPU's node, and the records file in the
+    run's share (docs/cost-model.md). QEMU reads ",," as a comma."""
+    n = len(topo.nodes)
+    node_of = {c: node.id for node in topo.nodes for c in node.cpus}
+    parts = [plugin.replace(",", ",,"),
+             "nodes=" + ":".join(f"{node.mem_mib}M" for node in topo.nodes),
+             "slit=" + ":".join(str(topo.distance(a, b))
+                                for a in range(n) for b in range(n)),
+             "vcpu_nodes=" + ":".join(str(node_of[c]) for c in sorted(node_of)),
+             "out=" + os.path.join(rundir, "share", MODEL_LOG).replace(",", ",,")]
+    return ",".join(parts)
+
+
 def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
-                 control=None, binding=None):
+                 control=None, binding=None, plugin=None):
     """The one place where a QEMU command line is put together."""
     machine = "q35" + (",hmat=on" if topo.hmat else "")
     mem = f"{topo.mem_mib}M"
@@ -181,9 +220,11 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
            "-nodefaults", "-display", "none", "-no-reboot"]
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
-    elif clock == "icount":
+    elif clock in ONE_VCPU_CLOCKS:
         # Guest time counts executed instructions (1 ns each): repeatable.
         cmd += ["-accel", "tcg", "-cpu", "max", "-icount", "shift=0,sleep=off"]
+        if clock == "model":
+            cmd += ["-plugin", model_plugin_arg(topo, plugin, rundir)]
     else:
         cmd += ["-accel", "tcg,thread=multi" if topo.ncpus > 1 else "tcg",
                 "-cpu", "max"]
@@ -217,6 +258,8 @@ def write_share(rundir, argv, shares, keep, topo, clock):
     environ = dict(os.environ)
     environ["NUMA_MATRIX_TOPOLOGY_FILE"] = os.path.abspath(topo.path)
     environ["NUMA_MATRIX_CLOCK"] = clock
+    if clock == "model":
+        environ["NUMA_MATRIX_MODEL"] = f"{GUEST_SHARE}/{MODEL_LOG}"
     env = []
     for k, v in sorted(environ.items()):
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and k not in ("PWD", "OLDPWD", "SHLVL"):
@@ -331,7 +374,7 @@ def boot(args, topo, kernel, cmdline, accel):
     control = hostctl.HostControl(sockdir, topo,
                                   os.path.join(rundir, "hostctl.log"), binding)
     cmd = qemu_command(topo, kernel, cmdline, rundir, shares, accel,
-                       args.clock, control, binding)
+                       args.clock, control, binding, getattr(args, "plugin", None))
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
     streams = Streams(rundir) if not args.quiet else None
@@ -424,8 +467,9 @@ def main():
                     "linux-source-6.12, GITDIR@COMMIT, a bzImage ... "
                     "(docs/kernel-specs.md), built already")
     ap.add_argument("--flavour", default="perf", choices=kernelspec.FLAVOURS)
-    ap.add_argument("--clock", default="wall", choices=("wall", "icount"),
-                    help="icount: one vCPU, guest time = executed instructions")
+    ap.add_argument("--clock", default="wall", choices=("wall", "icount", "model"),
+                    help="icount: one vCPU, guest time = executed instructions; "
+                    "model: icount plus the cost model (docs/cost-model.md)")
     ap.add_argument("--accel", default="tcg", choices=("tcg", "kvm", "auto"),
                     help="auto: KVM if a probe boot works, else TCG")
     ap.add_argument("--writable", action="append", default=[], metavar="DIR",
@@ -449,8 +493,10 @@ def main():
     try:
         topo = topology.find(args.topology)
         topology.check_fits(topo, topology.host_limits())
-        if args.clock == "icount":
+        if args.clock in ONE_VCPU_CLOCKS:
             topo = topo.single_cpu()
+        if args.clock == "model":
+            args.plugin = cost_model_plugin()
         for d in args.writable:
             if not os.path.isdir(d):
                 raise SetupError(f"--writable {d}: no such directory")
@@ -461,9 +507,9 @@ def main():
             raise SetupError(f"{QEMU} not found: apt-get install qemu-system-x86")
         cmdline = kernel_cmdline(args, topo)
         accel = args.accel
-        if args.clock == "icount":
+        if args.clock in ONE_VCPU_CLOCKS:
             if accel == "kvm":
-                raise SetupError("--clock icount needs TCG, not KVM")
+                raise SetupError(f"--clock {args.clock} needs TCG, not KVM")
             accel = "tcg"
         elif accel == "auto":
             accel = "kvm" if kvm_works(kernel, topo, cmdline) else "tcg"

@@ -41,6 +41,14 @@
  * one page to its own node, which starts with lru_cache_disable()): 6.1
  * without CONFIG_SWAP leaves the last munlocks of an unmap queued.
  *
+ * The timed call (or, for exit, the write of the exit request to the return
+ * of waitpid()) sits between the cost model's region markers (one NOP each
+ * elsewhere). Under run-guest --clock model, which names the model's records
+ * file in NUMA_MATRIX_MODEL, each iteration's line is followed by
+ * "# model iteration=N insns=... cycles=..." (docs/cost-model.md); a missing
+ * record is an error. With --processes the workers' regions would overlap on
+ * the model's one vCPU: no markers there.
+ *
  * Output on stdout, for scripts: a "# timedmunlock ..." header, the line
  * "iteration,op,pages,seconds", one line per iteration, "# " comments, and a
  * final "# summary" line. pages counts base pages. Nothing passes or fails on
@@ -73,6 +81,7 @@
 
 #include "area.h"
 #include "counters.h"
+#include "marker.h"
 #include "expect.h"
 #include "nodemask.h"
 #include "nodes.h"
@@ -615,6 +624,58 @@ static void vmstat_print(unsigned int it, const struct vmstat_snap *a,
 	printf("\n");
 }
 
+/* ---- the cost model's records (docs/cost-model.md) ---- */
+
+/* NUMA_MATRIX_MODEL: the records file under run-guest --clock model. */
+static const char *model_file;
+static unsigned long long model_region;
+
+/* The last record in the model's file, "" when there is none. */
+static void model_last(char *last, size_t len)
+{
+	char line[2048];
+	FILE *f = fopen(model_file, "r");
+
+	if (!f)
+		die("cannot read the cost model's records %s: %s", model_file,
+		    strerror(errno));
+	last[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "region=", 7))
+			snprintf(last, len, "%s", line);
+	fclose(f);
+}
+
+static void model_start(void)
+{
+	char last[2048];
+
+	model_file = getenv("NUMA_MATRIX_MODEL");
+	if (!model_file)
+		return;
+	model_last(last, sizeof(last));
+	if (last[0] && sscanf(last, "region=%llu", &model_region) != 1)
+		die("%s: a record without a region number: %s", model_file, last);
+}
+
+/* The record of the iteration's region, right after its end marker. */
+static void model_print(unsigned int it)
+{
+	unsigned long long region = 0;
+	char last[2048], *counts;
+
+	if (!model_file)
+		return;
+	model_last(last, sizeof(last));
+	counts = strstr(last, " insns=");
+	if (sscanf(last, "region=%llu", &region) != 1 || region != model_region + 1 ||
+	    !counts)
+		die("no cost model record for iteration %u in %s (last region %llu, "
+		    "expected %llu)", it, model_file, region, model_region + 1);
+	model_region = region;
+	printf("# model iteration=%u%s", it, counts);
+}
+
 /* ---- the operations ---- */
 
 static double elapsed(const struct timespec *a, const struct timespec *b)
@@ -648,13 +709,17 @@ static double run_in_process(unsigned int it, const long mlocked_before[NT_MAX_N
 	vmstat_read(&vm_before);
 	if (opt.op == OP_MUNLOCK) {
 		now(&t0);
+		cm_region_start();
 		if (munlock(area, opt.size))
 			die("munlock(%zu): %s", opt.size, strerror(errno));
+		cm_region_end();
 		now(&t1);
 	} else {
 		now(&t0);
+		cm_region_start();
 		if (munmap(area, opt.size))
 			die("munmap(%zu): %s", opt.size, strerror(errno));
+		cm_region_end();
 		now(&t1);
 	}
 	vmstat_read(&vm_after);
@@ -838,10 +903,12 @@ static double run_exit(unsigned int it, const long mlocked_before[NT_MAX_NODES])
 		print_placement(&pl);
 	vmstat_read(&vm_before);
 	now(&t0);
+	cm_region_start();
 	if (write(go[1], &c, 1) != 1)
 		die("writing the exit request: %s", strerror(errno));
 	if (waitpid(pid, &status, 0) != pid)
 		die("waitpid: %s", strerror(errno));
+	cm_region_end();
 	now(&t1);
 	vmstat_read(&vm_after);
 	close(ready[0]);
@@ -895,6 +962,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (opt.global_checks)
 		node_mlocked(mlocked_before);
+	if (opt.processes == 1)
+		model_start();
 
 	for (it = 1; opt.processes == 1 && it <= opt.iterations; it++) {
 		if (opt.op == OP_EXIT)
@@ -903,6 +972,7 @@ int main(int argc, char **argv)
 			secs[it - 1] = run_in_process(it, mlocked_before);
 		printf("%u,%s,%zu,%.9f\n", it, op_names[opt.op], opt.size / page_size,
 		       secs[it - 1]);
+		model_print(it);
 		fflush(stdout);
 	}
 

@@ -3,6 +3,7 @@
 """Host unit tests of run-guest: the QEMU command line a topology turns into,
 and which kernel log lines fail a run."""
 
+import argparse
 import os
 import sys
 import unittest
@@ -54,10 +55,10 @@ class Splats(unittest.TestCase):
 class QemuCommand(unittest.TestCase):
     def command(self, name, clock="wall", accel="tcg", shares=()):
         t = topology.find(name)
-        if clock == "icount":
+        if clock in rg.ONE_VCPU_CLOCKS:
             t = t.single_cpu()
         return rg.qemu_command(t, "/k/bzImage", "console=ttyS0", "/run/x",
-                               list(shares), accel, clock)
+                               list(shares), accel, clock, plugin="/b/cm.so")
 
     def test_4node(self):
         cmd = self.command("4node")
@@ -79,6 +80,45 @@ class QemuCommand(unittest.TestCase):
         self.assertIn("-smp", cmd)
         self.assertEqual(cmd[cmd.index("-smp") + 1], "1")
         self.assertIn("node,nodeid=1,memdev=mem1", cmd)
+
+    def test_model_is_icount_with_the_plugin(self):
+        cmd = self.command("8node", clock="model")
+        self.assertIn("shift=0,sleep=off", cmd)
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "1")
+        plugin = cmd[cmd.index("-plugin") + 1].split(",")
+        self.assertEqual(plugin[0], "/b/cm.so")
+        args = dict(a.split("=", 1) for a in plugin[1:])
+        self.assertEqual(args["nodes"], ":".join(["256M"] * 8))
+        slit = [int(d) for d in args["slit"].split(":")]
+        self.assertEqual(len(slit), 64)
+        # Rows of 8node.topo: node 0 to 4 is 32, node 5 to 6 is 16.
+        self.assertEqual((slit[0], slit[1], slit[4], slit[5 * 8 + 6]), (10, 16, 32, 16))
+        self.assertEqual(args["vcpu_nodes"], "0")
+        self.assertEqual(args["out"], "/run/x/share/model.log")
+        self.assertNotIn("-plugin", self.command("8node", clock="icount"))
+
+    def test_model_commas_and_memoryless_nodes(self):
+        t = topology.parse("description x\nnode 0 cpus=0\nnode 1 cpus=1 mem=64M\n"
+                           "node 2 mem=64M\n")
+        arg = rg.model_plugin_arg(t, "/a,b/cm.so", "/r,1")
+        self.assertTrue(arg.startswith("/a,,b/cm.so,nodes=0M:64M:64M,"), arg)
+        self.assertIn(",slit=10:20:20:20:10:20:20:20:10,vcpu_nodes=0:1,", arg)
+        self.assertTrue(arg.endswith(",out=/r,,1/share/model.log"), arg)
+
+    def test_model_kernel_keeps_lock_prefixes(self):
+        args = argparse.Namespace(thp=None, append=[], clock="model")
+        line = rg.kernel_cmdline(args, topology.find("2node").single_cpu())
+        self.assertIn("noreplace-smp", line.split())
+        args.clock = "icount"
+        self.assertNotIn("noreplace-smp", rg.kernel_cmdline(args, topology.find("2node")))
+
+    def test_missing_plugin_says_how_to_build_it(self):
+        os.environ["NUMA_MATRIX_COSTMODEL"] = "/nonexistent/costmodel.so"
+        try:
+            with self.assertRaisesRegex(rg.SetupError, "not built: run 'meson compile"):
+                rg.cost_model_plugin()
+        finally:
+            del os.environ["NUMA_MATRIX_COSTMODEL"]
 
     def test_kvm(self):
         cmd = self.command("2node", accel="kvm")
