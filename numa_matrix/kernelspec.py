@@ -213,8 +213,11 @@ def git(repo, *args, check=True):
 
 
 def git_toplevel(path, text):
+    """(the tree's top directory, its git directory). A bare repository
+    is its own top."""
     try:
-        out = git(path, "rev-parse", "--show-toplevel", "--git-dir", check=False)
+        out = git(path, "rev-parse", "--is-bare-repository", "--git-dir",
+                  check=False)
     except FileNotFoundError:
         raise SpecError("git not found: as root, ./numa-matrix deps "
                         "(or apt-get install git)") from None
@@ -222,8 +225,12 @@ def git_toplevel(path, text):
         raise SpecError(f"kernel spec '{text}': {path} is not a git work tree "
                         "(git rev-parse failed): give a git checkout, or a "
                         "tarball of the tree")
-    top, gitdir = out.stdout.splitlines()[:2]
-    return top, os.path.abspath(os.path.join(path, gitdir))
+    bare, gitdir = out.stdout.splitlines()[:2]
+    gitdir = os.path.abspath(os.path.join(path, gitdir))
+    if bare == "true":
+        return gitdir, gitdir
+    top = git(path, "rev-parse", "--show-toplevel").stdout.strip()
+    return top, gitdir
 
 
 def resolve_commit(repo, rev, text):

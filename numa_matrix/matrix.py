@@ -6,6 +6,7 @@
   matrix cell RUN_DIR K T S     run one cell (kernel, topology, scenario)
   matrix report RUN_DIR         (re)write RUN_DIR/report.md and its plots
   matrix compare RUN_A RUN_B    compare two runs cell by cell
+  matrix bisect --good G --bad B  the commit that changed the cost (icount)
   matrix list                   the kernels, topologies and scenarios
 
 A cell is one benchmark invocation in its own guest: one kernel, one
@@ -800,6 +801,8 @@ def main():
                           "of any runs (RUN_DIR:KERNEL)")
     cmp_.add_argument("run_a", metavar="RUN_A[:KERNEL]")
     cmp_.add_argument("run_b", metavar="RUN_B[:KERNEL]")
+    from . import bisect
+    bisect.add_parser(sub)
     lst = sub.add_parser("list", help="kernels, topologies, scenarios")
     lst.add_argument("--flavour", default="perf")
     run.set_defaults(run_dir=None)
@@ -817,6 +820,8 @@ def main():
             return 0
         if args.cmd == "compare":
             return cmd_compare(args)
+        if args.cmd == "bisect":
+            return bisect.cmd_bisect(args)
         return cmd_list(args)
     except (Failure, topology.TopologyError) as e:
         log(f"error: {e}")

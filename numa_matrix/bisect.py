@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: GPL-2.0
+"""results/matrix bisect: the first commit of a git range whose munlock cost
+per page differs from the good commit's by more than a threshold.
+
+Under QEMU's instruction-counting clock (icount) a kernel and an input give
+the same figures on every boot, to the last digit or nearly (FINDINGS.md:
+the first iteration of a boot may differ by 2-3%), so each step needs a few
+iterations and no statistics: the cost of a commit is the minimum over its
+iterations of guest nanoseconds (= instructions) per page. Each step is one
+cell of an ordinary matrix run directory (results/<version>/<id>-bisect/),
+so every figure measured is kept, `matrix report` and `compare` read it,
+and an interrupted bisect run again with --run-dir reuses what it measured.
+
+The search assumes the cost moves once: every commit before the first
+differing one stays within the threshold of good, and every one after it
+stays beyond it (a history with merges is walked in git rev-list
+--topo-order).
+"""
+
+import os
+import re
+import subprocess
+import time
+
+from . import BUILD_KERNEL, RESULTS, kernelspec
+from . import matrix as mx
+
+
+def threshold(text):
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)%?", text or "")
+    if not m or float(m.group(1)) <= 0:
+        raise mx.Failure(f"--threshold {text}: give a percentage above 0, "
+                         "e.g. 5%")
+    return float(m.group(1))
+
+
+def commit_plans(args):
+    """The good commit, each commit after it up to bad: their plans."""
+    try:
+        good = kernelspec.one(args.good, args.flavour)
+        bad = kernelspec.one(args.bad, args.flavour)
+        for what, p in (("--good", good), ("--bad", bad)):
+            if p["kind"] != "git":
+                raise mx.Failure(f"{what} {p['spec_text']}: bisect walks the "
+                                 "commits of a git tree: give GITDIR@COMMIT")
+        if good["source"]["gitdir"] != bad["source"]["gitdir"]:
+            raise mx.Failure("--good and --bad are in different git "
+                             f"repositories ({good['source']['repo']}, "
+                             f"{bad['source']['repo']}): give two commits of "
+                             "one tree")
+        # The range, with good's series (if any) on every commit.
+        spec = kernelspec.parse(args.good)
+        spec.rev, spec.range = None, (good["commit"], bad["commit"])
+        return kernelspec.kernels(spec, args.flavour)
+    except kernelspec.SpecError as e:
+        raise mx.Failure(str(e)) from None
+
+
+def cost(rundir, topo, scenario, label):
+    """Instructions (guest ns under icount) per page, the minimum over the
+    cell's iterations."""
+    c = mx.read_cell(mx.cell_path(rundir, topo, scenario, label))
+    return min(c["seconds"]) / c["pages"] * 1e9
+
+
+class Bisect:
+    def __init__(self, args, plans, limit):
+        self.args, self.plans, self.limit = args, plans, limit
+        self.costs = {}
+        self.lines = []
+        good = plans[0]
+        if args.run_dir:
+            self.rundir = os.path.abspath(args.run_dir)
+        else:
+            self.rundir = os.path.join(
+                args.results, good["source_version"],
+                time.strftime("%Y%m%d-%H%M%S") + "-bisect")
+        os.makedirs(self.rundir, exist_ok=True)
+        self.env = mx.write_env(self.rundir, args, {}, [args.topology],
+                                [args.scenario])
+
+    def say(self, line):
+        print(line, flush=True)
+        self.lines.append(line)
+
+    def measure(self, i):
+        """Build commit i if needed, run its cell if not done: its cost."""
+        if i in self.costs:
+            return self.costs[i]
+        p = self.plans[i]
+        label, a = p["label"], self.args
+        mx.log(f"commit {label} ({p['subject']}): building")
+        out = subprocess.run([BUILD_KERNEL, p["spec"], "--flavour", a.flavour],
+                             stdout=subprocess.PIPE, text=True, check=False)
+        if out.returncode != 0:
+            raise mx.Failure(f"building commit {label} failed (see above); "
+                             f"what was measured is kept in {self.rundir}")
+        self.env = mx.write_env(self.rundir, a, {label: p}, [a.topology],
+                                [a.scenario])
+        path = mx.cell_path(self.rundir, a.topology, a.scenario, label)
+        if not os.path.exists(path):
+            mx.log(f"commit {label}: {a.scenario} on {a.topology}")
+            ok, reason = mx.run_cell(self.env, self.rundir, label, a.topology,
+                                     a.scenario)
+            if not ok:
+                raise mx.Failure(f"commit {label}: the benchmark failed: "
+                                 f"{reason} (see {path[:-4]}.failed); what "
+                                 f"was measured is kept in {self.rundir}")
+        self.costs[i] = cost(self.rundir, a.topology, a.scenario, label)
+        return self.costs[i]
+
+    def change(self, i):
+        base = self.costs[0]
+        return (self.costs[i] - base) / base * 100
+
+    def step(self, what, i):
+        c = self.measure(i)
+        ch = self.change(i) if i else 0.0
+        differs = abs(ch) > self.limit
+        p = self.plans[i]
+        verdict = "" if what in ("good", "bad") else \
+            ("differs" if differs else "same")
+        self.say(f"  {what:<7} {p['label']:<12}  {c:8.1f}  {ch:+8.2f}%  "
+                 f"{verdict:<7}  {p['subject']}")
+        return differs
+
+    def run(self):
+        a, plans = self.args, self.plans
+        self.say(f"bisect: {len(plans)} commits, {plans[0]['label']} (good) .. "
+                 f"{plans[-1]['label']} (bad); {a.scenario} on {a.topology}, "
+                 f"icount, {a.iterations} x {a.size}, {a.flavour}; threshold "
+                 f"{self.limit:g}%")
+        self.say(f"  {'step':<7} {'commit':<12}  {'ns/page':>8}  {'vs good':>9}"
+                 "  verdict  subject")
+        self.step("good", 0)
+        if not self.step("bad", len(plans) - 1):
+            self.say(f"bad differs from good by {self.change(len(plans) - 1):+.2f}%,"
+                     f" within the threshold of {self.limit:g}%: nothing to "
+                     "bisect")
+            return None
+        lo, hi, n = 0, len(plans) - 1, 0
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            n += 1
+            if self.step(f"step {n}", mid):
+                hi = mid
+            else:
+                lo = mid
+        first = plans[hi]
+        self.say(f"first commit whose cost per page differs from good by more "
+                 f"than {self.limit:g}%: {first['commit']} "
+                 f"\"{first['subject']}\" ({self.change(hi):+.2f}%; ns/page "
+                 "is the minimum over the iterations: instructions under "
+                 "icount)")
+        return first
+
+    def finish(self):
+        """Columns in commit order, the report, the log of the steps."""
+        env = mx.load_env(self.rundir)
+        order = [p["label"] for p in self.plans if p["label"] in env["kernels"]]
+        env["kernels"] = {k: env["kernels"][k] for k in order}
+        env["bisect"] = {"good": self.args.good, "bad": self.args.bad,
+                         "threshold_percent": self.limit,
+                         "topology": self.args.topology,
+                         "scenario": self.args.scenario}
+        mx.atomic_write(os.path.join(self.rundir, "env.json"),
+                        mx.json.dumps(env, indent=2) + "\n")
+        mx.atomic_write(os.path.join(self.rundir, "bisect.txt"),
+                        "\n".join(self.lines) + "\n")
+        report = mx.finish_run(self.rundir)
+        mx.log(f"steps: {os.path.join(self.rundir, 'bisect.txt')}; report: "
+               f"{report}")
+
+
+def cmd_bisect(args):
+    limit = threshold(args.threshold)
+    if args.scenario not in mx.SCENARIOS:
+        raise mx.Failure(f"unknown scenario '{args.scenario}' (known: "
+                         f"{', '.join(mx.SCENARIOS)})")
+    if mx.SCENARIOS[args.scenario].get("clocks") and \
+            "icount" not in mx.SCENARIOS[args.scenario]["clocks"]:
+        raise mx.Failure(f"scenario {args.scenario} cannot run under icount")
+    mx.topology.find(args.topology)
+    args.clock, args.accel = "icount", "tcg"
+    args.bench = os.path.abspath(os.path.join(
+        args.build or mx.DEFAULT_BUILD, "numa-tests", "bench", "timedmunlock"))
+    if not os.access(args.bench, os.X_OK):
+        raise mx.Failure(f"{args.bench} is not built: run ./numa-matrix setup "
+                         "(or meson compile -C build)")
+    b = Bisect(args, commit_plans(args), limit)
+    try:
+        first = b.run()
+    except KeyboardInterrupt:
+        mx.log(f"interrupted: what was measured is kept in {b.rundir}; run "
+               f"the same bisect with --run-dir {b.rundir} to go on")
+        return 130
+    b.finish()
+    return 0 if first else 1
+
+
+def add_parser(sub):
+    p = sub.add_parser("bisect", help="the first commit of a git range whose "
+                       "cost per page differs from good (icount)",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("--good", required=True, metavar="GITDIR@COMMIT",
+                   help="the commit to compare against (older)")
+    p.add_argument("--bad", required=True, metavar="GITDIR@COMMIT",
+                   help="a later commit of the same tree whose cost differs")
+    p.add_argument("--scenario", default="interleave",
+                   help="matrix scenario (default interleave)")
+    p.add_argument("--topology", default="4node",
+                   help="machine (default 4node)")
+    p.add_argument("--threshold", default="5%",
+                   help="how far from good counts as changed (default 5%%)")
+    p.add_argument("--iterations", type=int, default=3,
+                   help="per commit (default 3: icount repeats)")
+    p.add_argument("--size", default="64M", help="default 64M")
+    p.add_argument("--flavour", choices=("perf", "debug"), default="perf")
+    p.add_argument("--timeout", type=int, default=900,
+                   help="seconds per guest, default 900")
+    p.add_argument("--run-dir", help="where the cells go (default: "
+                   "results/<version>/<id>-bisect); an existing one is "
+                   "reused, its measured commits not run again")
+    p.add_argument("--results", default=RESULTS, help=mx.argparse.SUPPRESS)
+    p.add_argument("--build", help=mx.argparse.SUPPRESS)
+    return p
