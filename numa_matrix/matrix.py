@@ -51,6 +51,30 @@ SCENARIOS = {
     "exit-bind-thp": {"policy": "bind:0", "thp": "always", "op": "exit",
                       "what": "exit of a process holding a locked area bound "
                               "to node 0, THP always"},
+    "munmap": {"policy": "interleave:all", "thp": "never", "op": "munmap",
+               "what": "munmap of a locked area interleaved over all nodes, "
+                       "THP never"},
+    "munmap-bind": {"policy": "bind:0", "thp": "never", "op": "munmap",
+                    "what": "munmap of a locked area bound to node 0, THP "
+                            "never"},
+    # The floors of exit and munmap of a locked area: the same area never
+    # locked (timedmunlock --unlocked), on the same kernel.
+    "exit-unlocked": {"policy": "interleave:all", "thp": "never", "op": "exit",
+                      "unlocked": True,
+                      "what": "exit of a process holding an area interleaved "
+                              "over all nodes, never locked, THP never"},
+    "exit-bind-unlocked": {"policy": "bind:0", "thp": "never", "op": "exit",
+                           "unlocked": True,
+                           "what": "exit of a process holding an area bound "
+                                   "to node 0, never locked, THP never"},
+    "munmap-unlocked": {"policy": "interleave:all", "thp": "never",
+                        "op": "munmap", "unlocked": True,
+                        "what": "munmap of an area interleaved over all "
+                                "nodes, never locked, THP never"},
+    "munmap-bind-unlocked": {"policy": "bind:0", "thp": "never",
+                             "op": "munmap", "unlocked": True,
+                             "what": "munmap of an area bound to node 0, "
+                                     "never locked, THP never"},
     "concurrent": {"policy": "interleave:all", "thp": "never", "op": "munlock",
                    "processes": "cpus", "clocks": ("wall",),
                    "what": "one process per vCPU munlocking its own "
@@ -219,6 +243,8 @@ def bench_command(env, scenario, topo):
     cmd = [env["bench"], "--policy", spec["policy"], "--thp", spec["thp"],
            "--op", spec["op"], "--size", env["size"],
            "--iterations", str(env["iterations"])]
+    if spec.get("unlocked"):
+        cmd.append("--unlocked")
     if spec.get("processes") == "cpus":
         cmd += ["--processes", str(topology.find(topo).ncpus)]
     return cmd
