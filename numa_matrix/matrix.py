@@ -17,6 +17,8 @@ cell leaves a .failed file with the reason next to where its figures would be.
 """
 
 import argparse
+import concurrent.futures
+import hashlib
 import json
 import math
 import os
@@ -29,6 +31,10 @@ import time
 
 from . import BUILD_KERNEL, RESULTS, RUN_GUEST, TOP, kernelspec, topology
 from . import kernels as kbuild
+from .guest import ONE_VCPU_CLOCKS
+
+# icount and model repeat to the last digit (one vCPU, -icount); wall does not.
+CLOCKS = ("icount", "model", "wall")
 
 # What each scenario asks of timedmunlock. "all" = every memory node.
 SCENARIOS = {
@@ -79,7 +85,7 @@ SCENARIOS = {
                    "processes": "cpus", "clocks": ("wall",),
                    "what": "one process per vCPU munlocking its own "
                            "interleaved area at once (wall clock only: "
-                           "icount has one vCPU)"},
+                           "icount and model have one vCPU)"},
 }
 DEFAULT_BUILD = os.environ.get("NUMA_MATRIX_BUILD", os.path.join(TOP, "build"))
 DEFAULT_TOPOLOGIES = ["1node", "2node", "4node", "8node"]
@@ -203,9 +209,19 @@ def write_env(rundir, args, kernels, topos, scenarios):
             raise Failure(f"kernel {k} is not the one this run started with "
                           f"({'; '.join(changed)}): its cells would mix two "
                           "kernels; start a new run instead of resuming")
+    model = cost_model(args.bench) if args.clock == "model" else None
+    if model and env.get("cost_model") and \
+            env["cost_model"]["sha256"] != model["sha256"]:
+        raise Failure(f"the cost model plugin is not the one this run started "
+                      f"with (sha256 {env['cost_model']['sha256'][:12]} -> "
+                      f"{model['sha256'][:12]}): its cells would mix two models; "
+                      "start a new run instead of resuming")
     env.setdefault("started", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    if model:
+        env["cost_model"] = model
     env.update({
-        "clock": args.clock, "accel": "tcg" if args.clock == "icount" else args.accel,
+        "clock": args.clock,
+        "accel": "tcg" if args.clock in ONE_VCPU_CLOCKS else args.accel,
         "iterations": args.iterations, "size": args.size, "flavour": args.flavour,
         "timeout": args.timeout,
         "bench": args.bench,
@@ -220,6 +236,26 @@ def write_env(rundir, args, kernels, topos, scenarios):
         shutil.copy2(topology.find(t).path, os.path.join(rundir, "topologies"))
     atomic_write(path, json.dumps(env, indent=2) + "\n")
     return env
+
+
+def file_sha256(path):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def cost_model(bench):
+    """{plugin, sha256} of the cost model that Meson built beside the
+    benchmark (docs/cost-model.md): a run's cells must all load this one."""
+    build = os.path.dirname(os.path.dirname(os.path.dirname(bench)))
+    plugin = os.path.join(build, "qemu-topologies", "cost-model", "costmodel.so")
+    sha = file_sha256(plugin)
+    if not sha:
+        raise Failure(f"the cost model plugin {plugin} is not built: run "
+                      "./numa-matrix setup (or meson compile -C build)")
+    return {"plugin": plugin, "sha256": sha}
 
 
 def atomic_write(path, text):
@@ -257,10 +293,20 @@ def run_cell(env, rundir, kernel, topo, scenario):
              "--kernel", env["kernels"][kernel]["image"],
              "--flavour", env["flavour"], "--clock", env["clock"],
              "--timeout", str(env["timeout"])]
-    if env["clock"] != "icount":
+    if env["clock"] not in ONE_VCPU_CLOCKS:
         guest += ["--accel", env["accel"]]
+    environ = dict(os.environ)
+    if env["clock"] == "model":
+        if file_sha256(env["cost_model"]["plugin"]) != env["cost_model"]["sha256"]:
+            return False, (f"the cost model plugin {env['cost_model']['plugin']} "
+                           "is missing or changed since the run was planned: "
+                           "start a new run")
+        environ["NUMA_MATRIX_COSTMODEL"] = env["cost_model"]["plugin"]
     out = subprocess.run(guest + ["--"] + bench_command(env, scenario, topo),
-                         capture_output=True, text=True, check=False)
+                         capture_output=True, text=True, check=False, env=environ)
+    if out.returncode == 130:
+        # Ctrl-C: the cell did not run, it did not fail.
+        return False, "interrupted"
     if out.returncode == 0 and "iteration,op,pages,seconds" in out.stdout:
         atomic_write(path, out.stdout)
         if os.path.exists(path[:-4] + ".failed"):
@@ -404,8 +450,30 @@ def time_left(took, remaining):
     return left
 
 
+def jobs_for(clock, asked):
+    """Cells at once: icount and model figures do not depend on host load, so
+    by default as many as the host has CPUs; wall-clock cells never run
+    beside others."""
+    if asked is None:
+        return (os.cpu_count() or 1) if clock in ONE_VCPU_CLOCKS else 1
+    if asked < 1:
+        raise Failure(f"--jobs {asked}: give 1 or more")
+    if asked > 1 and clock not in ONE_VCPU_CLOCKS:
+        raise Failure(f"--jobs {asked} with --clock {clock}: wall-clock cells "
+                      "measure the host too and never run beside other cells; "
+                      "drop --jobs")
+    return asked
+
+
+def timed_cell(env, rundir, cell):
+    started = time.time()
+    ok, reason = run_cell(env, rundir, *cell)
+    return ok, reason, time.time() - started
+
+
 def cmd_run(args):
     rundir, env, cells = plan_run(args)
+    jobs = jobs_for(env["clock"], args.jobs)
     if not os.access(env["bench"], os.X_OK):
         raise Failure(f"{env['bench']} is not built: run ./numa-matrix setup "
                       "(or meson compile -C build)")
@@ -414,23 +482,30 @@ def cmd_run(args):
     todo = [c for c in cells if not os.path.exists(cell_path(rundir, c[1], c[2], c[0]))]
     log(f"{len(cells)} cells, {len(cells) - len(todo)} already done, "
         f"{len(todo)} to run ({env['iterations']} iterations each, clock "
-        f"{env['clock']})")
+        f"{env['clock']}, {jobs} at a time)")
     took = {}
     failed = 0
+    started = time.time()
+    # Threads only wait for their guests; the work is in the QEMU processes.
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
-        for n, (k, t, s) in enumerate(todo, 1):
-            started = time.time()
-            ok, reason = run_cell(env, rundir, k, t, s)
-            took[(k, t, s)] = time.time() - started
-            left = time_left(took, todo[n:])
-            state = f"done in {took[(k, t, s)]:.0f} s" if ok else f"FAILED: {reason}"
+        running = {pool.submit(timed_cell, env, rundir, c): c for c in todo}
+        for n, future in enumerate(concurrent.futures.as_completed(running), 1):
+            k, t, s = cell = running[future]
+            ok, reason, took[cell] = future.result()
+            left = time_left(took, [c for c in todo if c not in took]) / jobs
+            state = f"done in {took[cell]:.0f} s" if ok else f"FAILED: {reason}"
             failed += not ok
             log(f"[{n}/{len(todo)}] {t} {s} {k}: {state}; "
                 f"{len(todo) - n} left, ~{fmt_duration(left)}")
     except KeyboardInterrupt:
+        pool.shutdown(wait=True, cancel_futures=True)
         log(f"interrupted: finished cells are kept; resume with "
             f"results/matrix run --resume {rundir}")
         return 130
+    pool.shutdown()
+    log(f"{len(todo)} cells in {fmt_duration(time.time() - started)} "
+        f"with {jobs} at a time")
     log(f"report: {finish_run(rundir)}")
     print(headline(rundir))
     if failed:
@@ -441,13 +516,18 @@ def cmd_run(args):
 # ---------------------------------------------------------------- reading
 
 def read_cell(path):
-    """Per-iteration seconds and pages of one cell file."""
-    seconds, pages, meta = [], None, {}
+    """Per-iteration seconds and pages of one cell file, and under the model
+    clock each iteration's record ({"insns": N, ..., "cycles": N})."""
+    seconds, pages, meta, model = [], None, {}, []
     with open(path) as f:
         for line in f:
             line = line.strip()
             if line.startswith("# timedmunlock "):
                 meta = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
+            if line.startswith("# model "):
+                record = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
+                model.append({k: int(v) if v.isdigit() else v
+                              for k, v in record.items()})
             if not line or line.startswith("#") or line.startswith("iteration,"):
                 continue
             it, op, npages, sec = line.split(",")
@@ -455,7 +535,21 @@ def read_cell(path):
             pages = int(npages)
     if not seconds:
         raise Failure(f"{path}: no iterations")
-    return {"seconds": seconds, "pages": pages, "meta": meta}
+    if model and len(model) != len(seconds):
+        raise Failure(f"{path}: {len(seconds)} iterations but {len(model)} "
+                      "cost model records")
+    return {"seconds": seconds, "pages": pages, "meta": meta, "model": model}
+
+
+def figures(cell, clock):
+    """What a cell measured, per iteration: modelled cycles under the model
+    clock, else seconds (under icount, instructions in nanoseconds)."""
+    if clock != "model":
+        return cell["seconds"]
+    if not cell["model"]:
+        raise Failure("a cell of a --clock model run has no '# model' lines: "
+                      "its benchmark predates the cost model's markers")
+    return [r["cycles"] for r in cell["model"]]
 
 
 def load_run(rundir):
@@ -495,17 +589,21 @@ ROWS = ("min", "mean", "stddev", "max", "range")
 
 
 def seed_table(kernels, cells, env, topo, scenario):
-    """One table in the format of the 2013 cover letter (mmtests compare)."""
+    """One table in the format of the 2013 cover letter (mmtests compare):
+    Elapsed time, or modelled Cycles under the model clock."""
     present = [k for k in kernels if (topo, scenario, k) in cells]
     if not present:
         return None
-    st = {k: stats(cells[(topo, scenario, k)]["seconds"]) for k in present}
+    clock = env["clock"]
+    st = {k: stats(figures(cells[(topo, scenario, k)], clock)) for k in present}
     base = st[present[0]]
     width = 22
-    unit = "s"
-    scale = 1.0
-    if max(s["max"] for s in st.values()) < 1:
-        unit, scale = "ms", 1000.0
+    if clock == "model":
+        label, unit, scale, page = "Cycles", "M", 1e-6, ("cycles/page mean", 1.0)
+    else:
+        label, unit, scale, page = "Elapsed", "s", 1.0, ("ns/page mean", 1e9)
+        if max(s["max"] for s in st.values()) < 1:
+            unit, scale = "ms", 1000.0
     head1 = f"{'':<18}" + "".join(f"{env['kernels'][k]['source_version']:>{width}}"
                                    for k in present)
     head2 = f"{'':<18}" + "".join(f"{k:>{width}}" for k in present)
@@ -515,22 +613,48 @@ def seed_table(kernels, cells, env, topo, scenario):
         for k in present:
             v = st[k][row]
             cols.append(f"{v * scale:.3f} ({pct(base[row], v):7.2f}%)".rjust(width))
-        lines.append(f"Elapsed {row:<7} {unit:<3}" + "".join(cols))
+        lines.append(f"{label} {row:<7} {unit:<3}".ljust(18) + "".join(cols))
     per_page = []
     for k in present:
         c = cells[(topo, scenario, k)]
-        v = st[k]["mean"] / c["pages"] * 1e9
-        b = base["mean"] / cells[(topo, scenario, present[0])]["pages"] * 1e9
+        v = st[k]["mean"] / c["pages"] * page[1]
+        b = base["mean"] / cells[(topo, scenario, present[0])]["pages"] * page[1]
         per_page.append(f"{v:.1f} ({pct(b, v):7.2f}%)".rjust(width))
-    lines.append(f"{'ns/page mean':<18}" + "".join(per_page))
+    lines.append(f"{page[0]:<18}" + "".join(per_page))
     return "\n".join(lines)
 
 
-def per_page(cells, topo, scenario, kernel):
+# The cost model's counts per page, in the order the report prints them.
+MODEL_ROWS = (("instructions", "insns"), ("atomics", "atomics"),
+              ("L1D misses", "l1_miss"), ("L2 misses", "l2_miss"),
+              ("LLC misses", "llc_miss"), ("remote misses", "remote"),
+              ("modelled cycles", "cycles"))
+
+
+def model_table(kernels, cells, topo, scenario):
+    """Under the model clock: what each page cost, mean of the iterations."""
+    present = [k for k in kernels if (topo, scenario, k) in cells]
+    if not present:
+        return None
+    width = 14
+    lines = [f"{'per page':<18}" + "".join(f"{k:>{width}}" for k in present)]
+    for label, key in MODEL_ROWS:
+        cols = []
+        for k in present:
+            c = cells[(topo, scenario, k)]
+            mean = sum(r[key] for r in c["model"]) / len(c["model"])
+            cols.append(f"{mean / c['pages']:.2f}".rjust(width))
+        lines.append(f"{label:<18}" + "".join(cols))
+    return "\n".join(lines)
+
+
+def per_page(cells, topo, scenario, kernel, clock):
+    """Mean cost per page: ns (instructions under icount), or modelled cycles."""
     c = cells.get((topo, scenario, kernel))
     if not c:
         return None
-    return stats(c["seconds"])["mean"] / c["pages"] * 1e9
+    scale = 1.0 if clock == "model" else 1e9
+    return stats(figures(c, clock))["mean"] / c["pages"] * scale
 
 
 def gnuplot(script, out):
@@ -577,13 +701,15 @@ def plots(rundir, env, cells):
     xs = sorted({nodes_of(rundir, t) for t in topos})
     made = []
     clock = env["clock"]
-    unit = "instructions per page (icount)" if clock == "icount" else "ns per page"
+    unit = {"icount": "instructions per page (icount)",
+            "model": "modelled cycles per page (cost model)"}.get(clock, "ns per page")
     for scenario in env["scenarios"]:
         if scenario not in ("bind", "interleave"):
             continue
         series = {}
         for k in kernels:
-            pts = [(nodes_of(rundir, t), per_page(cells, t, scenario, k)) for t in topos]
+            pts = [(nodes_of(rundir, t), per_page(cells, t, scenario, k, clock))
+                   for t in topos]
             pts = [(x, y) for x, y in pts if y is not None]
             if pts:
                 series[k] = pts
@@ -597,7 +723,8 @@ def plots(rundir, env, cells):
         for k in kernels:
             pts = []
             for t in topos:
-                b, i = per_page(cells, t, "bind", k), per_page(cells, t, "interleave", k)
+                b = per_page(cells, t, "bind", k, clock)
+                i = per_page(cells, t, "interleave", k, clock)
                 if b and i:
                     pts.append((nodes_of(rundir, t), i / b))
             if pts:
@@ -617,7 +744,8 @@ def ratio_table(env, cells, topos):
     for t in topos:
         row = []
         for k in kernels:
-            b, i = per_page(cells, t, "bind", k), per_page(cells, t, "interleave", k)
+            b = per_page(cells, t, "bind", k, env["clock"])
+            i = per_page(cells, t, "interleave", k, env["clock"])
             row.append(f"{i / b:.4f}" if b and i else "-")
         lines.append(f"| {t} | " + " | ".join(row) + " |")
     return "\n".join(lines)
@@ -649,18 +777,28 @@ def source_of(info):
     return info.get("source_package") or "linux-source-6.1"
 
 
+CLOCK_TEXT = {
+    "icount": " (QEMU `-icount shift=0,sleep=off`, one vCPU: guest time counts "
+              "executed instructions, 1 ns each. Host load does not change it; "
+              "the spread left is the guest's own iteration-to-iteration "
+              "variation)",
+    "model": " (icount plus the cost model, docs/cost-model.md: modelled cycles "
+             "of the timed call = instructions + cache misses x latency by level "
+             "and SLIT distance + atomics x their cost, with the plugin's "
+             "defaults, one core of an AMD EPYC 7742. Deterministic like icount; "
+             "no contention, prefetcher or TLB)",
+}
+
+
 def write_report(rundir):
     env, cells, failed = load_run(rundir)
     kernels = list(env["kernels"])
     clock = env["clock"]
     h = env["host"]
     md = [f"# timedmunlock matrix: {os.path.basename(rundir)}", "",
-          f"- clock: **{clock}**" + (
-              " (QEMU `-icount shift=0,sleep=off`, one vCPU: guest time counts "
-              "executed instructions, 1 ns each. Host load does not change it; "
-              "the spread left is the guest's own iteration-to-iteration "
-              "variation)" if clock == "icount" else
-              f" under {env['accel']} (noisy: compare runs with `matrix compare`)"),
+          f"- clock: **{clock}**" + CLOCK_TEXT.get(
+              clock, f" under {env['accel']} (noisy: compare runs with "
+              "`matrix compare`)"),
           f"- {env['iterations']} iterations of a {env['size']} area per cell, "
           f"flavour {env['flavour']}",
           f"- host: {h['cpu_model']}, {h['cpus']} CPUs, {h['memory_mib']} MiB, "
@@ -682,8 +820,17 @@ def write_report(rundir):
             table = seed_table(kernels, cells, env, t, scenario)
             if table:
                 md += [f"{t}:", "", "```", "timedmunlock", table, "```", ""]
+    if clock == "model":
+        md += [f"- cost model plugin sha256 {env['cost_model']['sha256']}", ""]
+        for scenario in env["scenarios"]:
+            md += [f"## {scenario}, what each page cost under the model", ""]
+            for t in topos:
+                table = model_table(kernels, cells, t, scenario)
+                if table:
+                    md += [f"{t}:", "", "```", table, "```", ""]
     if "bind" in env["scenarios"] and "interleave" in env["scenarios"]:
-        md += ["## interleaved / bound, mean cost per page", "",
+        what = "modelled cycles" if clock == "model" else "mean cost"
+        md += [f"## interleaved / bound, {what} per page", "",
                ratio_table(env, cells, topos), ""]
     made = plots(rundir, env, cells)
     if made:
@@ -734,7 +881,8 @@ def cmd_compare(args):
     common = sorted(set(cells_a) & set(cells_b), key=lambda c: (c[0], c[1], c[2] or ""))
     if not common:
         raise Failure("the two runs have no cell in common")
-    both_icount = env_a["clock"] == env_b["clock"] == "icount"
+    clock = env_a["clock"]
+    repeatable = clock == env_b["clock"] and clock in ONE_VCPU_CLOCKS
     print(f"A: {run_a} ({env_a['clock']})\nB: {run_b} ({env_b['clock']})")
     if ka is not None:
         print(f"A {kernel_line(env_a, ka)}\nB {kernel_line(env_b, kb)}")
@@ -747,15 +895,19 @@ def cmd_compare(args):
     if env_a["clock"] != env_b["clock"]:
         print("warning: the runs use different clocks; their figures are not "
               "comparable")
-    if both_icount:
-        print("Both runs count instructions (icount): the host's load adds no "
+    if repeatable:
+        what = "count instructions (icount)" if clock == "icount" else \
+            "count modelled cycles (the cost model)"
+        print(f"Both runs {what}: the host's load adds no "
               "noise; what spread there is comes from the guest itself\n"
               "(its page allocator starts each iteration in another state), and "
               "a difference beyond it is the kernels'.")
     print(f"{'topology':<12} {'scenario':<11} {'kernel':<10} {'A mean':>12} "
           f"{'B mean':>12} {'change':>9}  verdict")
+    fmt = "12.0f" if clock == "model" else "12.6f"
     for key in common:
-        a, b = stats(cells_a[key]["seconds"]), stats(cells_b[key]["seconds"])
+        a = stats(figures(cells_a[key], env_a["clock"]))
+        b = stats(figures(cells_b[key], env_b["clock"]))
         change = pct(a["mean"], b["mean"])
         # Differences under twice the larger spread are not told apart.
         noise = 2 * max(a["stddev"], b["stddev"])
@@ -767,7 +919,7 @@ def cmd_compare(args):
             verdict = "better" if change > 0 else "worse"
         t, s, k = key
         k = k or f"{ka}:{kb}"
-        print(f"{t:<12} {s:<11} {k:<10} {a['mean']:12.6f} {b['mean']:12.6f} "
+        print(f"{t:<12} {s:<11} {k:<10} {a['mean']:{fmt}} {b['mean']:{fmt}} "
               f"{change:8.2f}%  {verdict}")
     return 0
 
@@ -797,9 +949,12 @@ def add_selection(p):
     # Defaults are filled in by plan_run(): a resumed run keeps its own.
     p.add_argument("--iterations", type=int, help="default 10")
     p.add_argument("--size", help="default 64M")
-    p.add_argument("--clock", choices=("icount", "wall"), help="default icount")
+    p.add_argument("--clock", choices=CLOCKS,
+                   help="default icount; model: icount plus the cost model "
+                   "(docs/cost-model.md)")
     p.add_argument("--accel", choices=("tcg", "kvm", "auto"),
-                   help="for --clock wall (icount is always TCG); default auto")
+                   help="for --clock wall (icount and model are always TCG); "
+                   "default auto")
     p.add_argument("--flavour", choices=kernelspec.FLAVOURS, help="default perf")
     p.add_argument("--timeout", type=int, help="seconds per cell, default 900")
     p.add_argument("--results", default=RESULTS, help=argparse.SUPPRESS)
@@ -814,6 +969,9 @@ def main():
     for p in (run, plan):
         add_selection(p)
     run.add_argument("--resume", metavar="RUN_DIR")
+    run.add_argument("--jobs", type=int, metavar="N",
+                     help="cells at once (default: the host's CPUs under icount "
+                     "and model, 1 under wall, which allows no other)")
     plan.add_argument("--run-dir", help="where (default: results/<version>/<id>)")
     cell = sub.add_parser("cell", help="run one cell of a planned run")
     cell.add_argument("run_dir")

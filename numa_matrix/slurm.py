@@ -111,12 +111,12 @@ def run_plan(args, environ):
 
 def resources(rundir, env, topo_name, mem_overhead):
     """CPUs and MiB one cell's guest needs, from the run's copy of the
-    topology: what run-guest will start (one vCPU under icount, all the
-    topology's vCPUs otherwise, as many host threads under MTTCG or KVM)."""
+    topology: what run-guest will start (one vCPU under icount and model, all
+    the topology's vCPUs otherwise, as many host threads under MTTCG or KVM)."""
     t = topology.load(os.path.join(rundir, "topologies",
                                    topo_name + topology.SUFFIX))
     mem, cpus = t.peak()
-    if env["clock"] == "icount":
+    if env["clock"] in mx.ONE_VCPU_CLOCKS:
         cpus = 1
     return cpus, mem + mem_overhead
 

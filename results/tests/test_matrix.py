@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -26,6 +27,24 @@ iteration,op,pages,seconds
 3,munlock,16384,{c}
 # summary op=munlock iterations=3
 """
+
+
+def write_env(rundir, clock, topologies, iterations, **extra):
+    """env.json of a synthetic run: baseline and patched, bind and interleave."""
+    kernels = {k: {"variant": k, "patches": n, "patch_names": [],
+                   "flavour": "perf", "series_hash": f"h{n}",
+                   "config_hash": "c", "source_version": "6.1.192-3",
+                   "source_package": "linux-source-6.1", "image": "/x"}
+               for n, k in enumerate(("baseline", "patched"))}
+    env = {"clock": clock, "accel": "tcg", "iterations": iterations, "size": "64M",
+           "flavour": "perf", "numa_matrix": "abc",
+           "host": {"cpu_model": "cpu", "cpus": 2, "memory_mib": 1,
+                    "host_kernel": "k", "qemu": "QEMU 7.2"},
+           "kernels": kernels, "topologies": topologies,
+           "scenarios": {s: mx.SCENARIOS[s] for s in ("bind", "interleave")},
+           **extra}
+    with open(os.path.join(rundir, "env.json"), "w") as f:
+        json.dump(env, f)
 
 
 class Arithmetic(unittest.TestCase):
@@ -60,19 +79,7 @@ class Run(unittest.TestCase):
         for t in ("2node", "4node"):
             shutil.copy(os.path.join(QEMU_TOPOLOGIES, t + ".topo"),
                         os.path.join(self.dir, "topologies"))
-        kernels = {k: {"variant": k, "patches": n, "patch_names": [],
-                       "flavour": "perf", "series_hash": f"h{n}",
-                       "config_hash": "c", "source_version": "6.1.192-3",
-                       "source_package": "linux-source-6.1", "image": "/x"}
-                   for n, k in enumerate(("baseline", "patched"))}
-        env = {"clock": "icount", "accel": "tcg", "iterations": 3, "size": "64M",
-               "flavour": "perf", "numa_matrix": "abc",
-               "host": {"cpu_model": "cpu", "cpus": 2, "memory_mib": 1,
-                        "host_kernel": "k", "qemu": "QEMU 7.2"},
-               "kernels": kernels, "topologies": ["2node", "4node"],
-               "scenarios": {s: mx.SCENARIOS[s] for s in ("bind", "interleave")}}
-        with open(os.path.join(self.dir, "env.json"), "w") as f:
-            json.dump(env, f)
+        write_env(self.dir, "icount", ["2node", "4node"], 3)
         figures = {("bind", "baseline"): (0.0117, 0.0117, 0.0117),
                    ("interleave", "baseline"): (0.0121, 0.0121, 0.0122),
                    ("bind", "patched"): (0.0080, 0.0080, 0.0080),
@@ -117,6 +124,124 @@ class Run(unittest.TestCase):
         self.assertIn("ns/page mean", lines[-1])
         self.assertIn("714.1 (   0.00%)", lines[-1])    # 11.7 ms / 16384 pages
 
+
+
+MODEL = ("# model iteration={i} insns={insns} user=11 kernel={k} atomics={a} "
+         "loads=1 stores=1 io=0 l1_miss={l1} l2_miss={l2} llc_miss={llc} "
+         "remote={r} unmapped=0 node_miss={llc}:0 cycles={c}\n")
+
+
+def model_cell(cycles, atomics=16384, remote=0):
+    """A --clock model cell: icount seconds, and one record per iteration."""
+    lines = CELL.split("\n")[:2]
+    for i, c in enumerate(cycles, 1):
+        lines.append(f"{i},munlock,16384,0.005")
+        lines.append(MODEL.format(i=i, insns=5000000, k=4999989, a=atomics,
+                                  l1=32768, l2=16384, llc=1638, r=remote,
+                                  c=c).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+class ModelClock(unittest.TestCase):
+    """A run under the cost model: cycles in the seed tables, the counts per
+    page, the interleave/bind ratio in cycles, and cells running at once."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        os.makedirs(os.path.join(self.dir, "topologies"))
+        shutil.copy(os.path.join(QEMU_TOPOLOGIES, "4node.topo"),
+                    os.path.join(self.dir, "topologies"))
+        write_env(self.dir, "model", ["4node"], 2,
+                  cost_model={"plugin": "/b/costmodel.so", "sha256": "f" * 64},
+                  bench="/b/numa-tests/bench/timedmunlock")
+        cycles = {("bind", "baseline"): (8000000, 8000000),
+                  ("interleave", "baseline"): (10000000, 10000000),
+                  ("bind", "patched"): (6000000, 6000000),
+                  ("interleave", "patched"): (6300000, 6300000)}
+        for (s, k), c in cycles.items():
+            mx.atomic_write(mx.cell_path(self.dir, "4node", s, k), model_cell(c))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_read_model_cell(self):
+        c = mx.read_cell(mx.cell_path(self.dir, "4node", "interleave", "baseline"))
+        self.assertEqual(len(c["model"]), 2)
+        self.assertEqual(c["model"][0]["cycles"], 10000000)
+        self.assertEqual(c["model"][0]["node_miss"], "1638:0")
+        self.assertEqual(mx.figures(c, "model"), [10000000, 10000000])
+        self.assertEqual(mx.figures(c, "icount"), [0.005, 0.005])
+
+    def test_records_must_match_iterations(self):
+        path = os.path.join(self.dir, "bad.csv")
+        with open(path, "w") as f:
+            f.write(model_cell([1, 2]).replace("# model iteration=2", "# x"))
+        with self.assertRaisesRegex(mx.Failure, "2 iterations but 1 cost model"):
+            mx.read_cell(path)
+        with open(path, "w") as f:
+            f.write(CELL.format(a=1, b=2, c=3))
+        with self.assertRaisesRegex(mx.Failure, "no '# model' lines"):
+            mx.figures(mx.read_cell(path), "model")
+
+    def test_report_in_cycles(self):
+        with open(mx.write_report(self.dir)) as f:
+            text = f.read()
+        self.assertIn("clock: **model**", text)
+        self.assertIn("Cycles mean    M       10.000 (   0.00%)", text)
+        # patched against baseline, interleave: (10 - 6.3) / 10
+        self.assertIn("6.300 (  37.00%)", text)
+        self.assertIn("cycles/page mean        610.4 (   0.00%)", text)
+        # Per page: 5000000 / 16384 instructions, 16384 / 16384 atomics.
+        self.assertRegex(text, r"instructions +305\.18 +305\.18")
+        self.assertRegex(text, r"atomics +1\.00 +1\.00")
+        self.assertRegex(text, r"LLC misses +0\.10 +0\.10")
+        # Interleaved / bound in modelled cycles: 10 / 8 and 6.3 / 6.
+        self.assertIn("## interleaved / bound, modelled cycles per page", text)
+        self.assertIn("| 4node | 1.2500 | 1.0500 |", text)
+
+    def test_jobs(self):
+        self.assertEqual(mx.jobs_for("icount", None), os.cpu_count())
+        self.assertEqual(mx.jobs_for("model", 3), 3)
+        self.assertEqual(mx.jobs_for("wall", None), 1)
+        with self.assertRaisesRegex(mx.Failure, "never run beside other cells"):
+            mx.jobs_for("wall", 2)
+        with self.assertRaisesRegex(mx.Failure, "1 or more"):
+            mx.jobs_for("model", 0)
+
+    def test_cells_run_at_once(self):
+        """--jobs 2: two guests at a time, every cell run once."""
+        import threading
+        env = mx.load_env(self.dir)
+        cells = [(k, "4node", s) for s in ("bind", "interleave")
+                 for k in ("baseline", "patched")]
+        lock, now, most, ran = threading.Lock(), [0], [0], []
+
+        def fake_cell(env, rundir, kernel, topo, scenario):
+            with lock:
+                now[0] += 1
+                most[0] = max(most[0], now[0])
+            time.sleep(0.2)
+            with lock:
+                now[0] -= 1
+                ran.append((kernel, topo, scenario))
+            return True, ""
+
+        for c in cells:
+            os.unlink(mx.cell_path(self.dir, c[1], c[2], c[0]))
+        args = mock.Mock(jobs=2)
+        with mock.patch.object(mx, "plan_run", return_value=(self.dir, env, cells)), \
+                mock.patch.object(mx, "build_kernels"), \
+                mock.patch.object(mx, "run_cell", fake_cell), \
+                mock.patch.object(mx, "finish_run", return_value="report.md"), \
+                mock.patch.object(mx, "headline", return_value=""), \
+                mock.patch.object(mx.os, "access", return_value=True), \
+                contextlib.redirect_stderr(io.StringIO()) as err, \
+                contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(mx.cmd_run(args), 0)
+        self.assertEqual(sorted(ran), sorted(cells))
+        self.assertEqual(most[0], 2, "never two cells at once")
+        self.assertIn("4 cells in", err.getvalue())
+        self.assertIn("with 2 at a time", err.getvalue())
 
 
 class Sources(unittest.TestCase):

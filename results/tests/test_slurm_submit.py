@@ -200,6 +200,8 @@ class Submit(unittest.TestCase):
         run = os.path.dirname(topo)
         self.assertEqual(ss.resources(run, {"clock": "icount"}, "2node", 512),
                          (1, 1536))
+        self.assertEqual(ss.resources(run, {"clock": "model"}, "2node", 512),
+                         (1, 1536))
         self.assertEqual(ss.resources(run, {"clock": "wall"}, "2node", 512),
                          (2, 1536))
         # Room for what a hotplug topology can grow to.
