@@ -215,7 +215,7 @@ def add_parser(sub):
     p.add_argument("--iterations", type=int, default=3,
                    help="per commit (default 3: icount repeats)")
     p.add_argument("--size", default="64M", help="default 64M")
-    p.add_argument("--flavour", choices=("perf", "debug"), default="perf")
+    p.add_argument("--flavour", choices=kernelspec.FLAVOURS, default="perf")
     p.add_argument("--timeout", type=int, default=900,
                    help="seconds per guest, default 900")
     p.add_argument("--run-dir", help="where the cells go (default: "
