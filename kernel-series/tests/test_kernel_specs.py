@@ -73,24 +73,39 @@ def fake_bzimage(path, version):
         f.write(data)
 
 
+REPO = {}
+
+
+def setUpModule():
+    """One throwaway repository for every test: only read by them (its
+    commits are what a user's tree would hold)."""
+    d = tempfile.mkdtemp()
+    repo = os.path.join(d, "linux")
+    os.makedirs(os.path.join(repo, "mm"))
+    git(repo, "init", "-q", "-b", "main")
+    commits = []
+    for sub in range(3):
+        with open(os.path.join(repo, "Makefile"), "w") as f:
+            f.write(MAKEFILE.format(sub=sub))
+        with open(os.path.join(repo, "mm", "mlock.c"), "w") as f:
+            f.write(f"/* mlock */\nint x;\n/* {sub} */\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"commit {sub}")
+        commits.append(git(repo, "rev-parse", "HEAD"))
+    REPO.update(dir=d, repo=repo, commits=commits)
+
+
+def tearDownModule():
+    shutil.rmtree(REPO["dir"])
+
+
 class Base(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp()
         self.cache = os.path.join(self.dir, "cache")
         self.env = mock.patch.dict(os.environ, {"NUMA_MATRIX_CACHE": self.cache})
         self.env.start()
-        self.repo = os.path.join(self.dir, "linux")
-        os.makedirs(os.path.join(self.repo, "mm"))
-        git(self.repo, "init", "-q", "-b", "main")
-        self.commits = []
-        for sub in range(3):
-            with open(os.path.join(self.repo, "Makefile"), "w") as f:
-                f.write(MAKEFILE.format(sub=sub))
-            with open(os.path.join(self.repo, "mm", "mlock.c"), "w") as f:
-                f.write(f"/* mlock */\nint x;\n/* {sub} */\n")
-            git(self.repo, "add", "-A")
-            git(self.repo, "commit", "-q", "-m", f"commit {sub}")
-            self.commits.append(git(self.repo, "rev-parse", "HEAD"))
+        self.repo, self.commits = REPO["repo"], REPO["commits"]
         self.series = os.path.join(self.dir, "mine")
         os.makedirs(self.series)
         with open(os.path.join(self.series, "0001-mine.patch"), "w") as f:
