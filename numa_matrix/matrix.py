@@ -188,6 +188,9 @@ IDENTITY = ("source_id", "source_version", "compiler", "commit", "series_hash",
 
 def identity_change(old, new):
     """'what: old -> new' for each identity field that differs."""
+    if "compiler" not in old:
+        return ["it was recorded before kernels carried their source and "
+                "compiler, so it cannot be told apart from another"]
     return [f"{k} {old.get(k)} -> {new.get(k)}" for k in IDENTITY
             if old.get(k) != new.get(k)]
 

@@ -347,6 +347,9 @@ class Sources(unittest.TestCase):
                          ["interleave"])
         self.assertIn("kernel baseline is not the one this run started with "
                       "(source_version 6.1.192-3 -> 6.1.193-1)", str(cm.exception))
+        # A run recorded before kernels carried their compiler.
+        self.assertIn("recorded before", mx.identity_change(
+            {"series_hash": "e3b0", "config_hash": "c1"}, plan)[0])
 
     def test_duplicate_columns_refused(self):
         with mock.patch.object(mx.kernelspec, "package_info", lambda p: {
