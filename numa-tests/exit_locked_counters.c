@@ -12,12 +12,15 @@
  * (the area 2 MiB aligned, so every 2 MiB range is one huge page). A child
  * sets the task policy and maps the area MAP_LOCKED | MAP_POPULATE, the
  * parent checks the counters while it is held, then the child exits and the
- * parent checks, after draining every CPU's batches:
+ * parent checks, while it is held, that every page is where the policy puts
+ * it (bound: the node; interleaved: by its index, lib/expect.h), that the
+ * child exits 0, and, after draining every CPU's batches:
  * - per-node Mlocked and Unevictable back at the baseline;
  * - nr_mlock and nr_unevictable back at the baseline;
  * - nr_anon_transparent_hugepages and per-node AnonHugePages back too;
  * - the unevictable_pgs_* events: every base page mlocked once and munlocked
- *   once, as many rescued as culled, nothing stranded or cleared (exit_mmap()
+ *   once, culled once (onto the unevictable list) and rescued once (off it),
+ *   nothing stranded or cleared (exit_mmap()
  *   munlocks each page as it unmaps it, page_remove_rmap() ->
  *   munlock_vma_page(), before the page is freed: 6.1 mm/rmap.c, mm/mlock.c).
  * Right after the exit, before the drain, the pages of the exiting CPU's
@@ -41,6 +44,7 @@
 
 #include "counters.h"
 #include "handshake.h"
+#include "harness.h"
 #include "locked.h"
 #include "nodes.h"
 #include "pageflags.h"
@@ -53,7 +57,7 @@
 #define DEFAULT_SIZE	(64UL << 20)
 #define HPAGE_SIZE	(2UL << 20)
 #define THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
-#define CHECKS		7
+#define CHECKS		9
 #define WAIT_S		120
 
 /* Counters beyond lib/counters.h that a THP-backed locked area moves. */
@@ -66,6 +70,7 @@ struct child_res {
 	int ready, err;
 	long found[NT_MAX_NODES];	/* base pages per node */
 	long heads, thp_pages;		/* huge page heads; base pages in huge pages */
+	long misplaced;			/* base pages not where the policy puts them */
 };
 
 struct ecase {
@@ -73,6 +78,7 @@ struct ecase {
 	struct nt_policy pol;
 	bool thp;
 	int cpu_node;
+	int local_node;		/* the node of the CPU it runs on, when that has memory */
 };
 
 static struct {
@@ -113,7 +119,9 @@ static void snapshot(struct nt_counters *c, struct extra *e, bool drain)
 static void child(const struct ecase *c, int go)
 {
 	struct child_res *r = g.res;
+	unsigned int shift = __builtin_ctzl(c->thp ? HPAGE_SIZE : g.page);
 	struct nt_region reg;
+	struct nt_vma vma;
 	uint64_t *flags;
 	int *status, err;
 	cpu_set_t saved;
@@ -139,8 +147,16 @@ static void child(const struct ecase *c, int go)
 	err = nt_pages_nodes(reg.a.addr, reg.a.npages, g.page, status);
 	if (!err)
 		err = nt_pages_flags(reg.a.addr, reg.a.npages, g.page, flags);
+	if (!err)
+		err = nt_region_vma(&reg, c->local_node, &vma);
 	if (err)
 		FAIL("reading where the pages are", err);
+	for (i = 0; i < reg.a.npages; i++) {
+		unsigned long addr = (unsigned long)reg.a.addr + i * g.page;
+
+		if (status[i] < 0 || !nt_expect_ok(&c->pol, &vma, addr, shift, status[i]))
+			r->misplaced++;
+	}
 	for (i = 0; i < reg.a.npages; i++) {
 		if (status[i] < 0 || status[i] >= NT_MAX_NODES)
 			FAIL("a page of the area is not resident", -ENOENT);
@@ -217,6 +233,11 @@ static void run_case(const struct ecase *c)
 	ok = nodes_back(held.unevictable_kb, base.unevictable_kb, g.res->found, "Unevictable") && ok;
 	nt_tap_result(ok, "%s: while it is held, per-node Mlocked and Unevictable are up by the %ld pages on each node",
 		      c->label, npages);
+	if (g.res->misplaced)
+		nt_tap_diag("%s: %ld pages not where the policy puts them", c->label,
+			    g.res->misplaced);
+	nt_tap_result(!g.res->misplaced, "%s: every page of the area where the policy puts it",
+		      c->label);
 	if (c->thp)
 		nt_tap_result(g.res->heads * per_huge == npages && g.res->thp_pages == npages,
 			      "%s: every 2 MiB of the area is one huge page (%ld of %ld)", c->label,
@@ -231,8 +252,9 @@ static void run_case(const struct ecase *c)
 		nt_tap_bail("waitpid: %s", strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	close(pipefd[1]);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		nt_tap_diag("%s: the child ended with status %#x", c->label, status);
+	nt_tap_result(WIFEXITED(status) && !WEXITSTATUS(status),
+		      "%s: the process holding the area exited normally (status %#x)", c->label,
+		      status);
 	/* Before any drain: what the exiting CPU's batch still holds. */
 	snapshot(&gone, &xgone, false);
 	queued = 0;
@@ -264,10 +286,19 @@ static void run_case(const struct ecase *c)
 	nt_counters_delta(&settled, &base, &d);
 	nt_tap_result(ok && d.vmstat[NT_PGS_MLOCKED] == npages &&
 		      d.vmstat[NT_PGS_MUNLOCKED] == npages &&
-		      d.vmstat[NT_PGS_CULLED] == d.vmstat[NT_PGS_RESCUED] &&
+		      d.vmstat[NT_PGS_CULLED] == npages && d.vmstat[NT_PGS_RESCUED] == npages &&
 		      !d.vmstat[NT_PGS_STRANDED] && !d.vmstat[NT_PGS_CLEARED],
-		      "%s: unevictable_pgs_mlocked and _munlocked +%ld each, as many rescued as culled, none stranded or cleared",
+		      "%s: unevictable_pgs_mlocked, _munlocked, _culled and _rescued +%ld each, none stranded or cleared",
 		      c->label, npages);
+}
+
+/* A machine that should have room and has not: every check of the case fails. */
+static void fail_case(const struct ecase *c, const char *reason)
+{
+	int i;
+
+	for (i = 1; i <= CHECKS; i++)
+		nt_tap_result(false, "%s: check %d of %d not made: %s", c->label, i, CHECKS, reason);
 }
 
 static void skip_case(const struct ecase *c, const char *reason)
@@ -288,7 +319,7 @@ int main(int argc, char **argv)
 
 	g.len = nt_area_size_arg(argc, argv, DEFAULT_SIZE);
 	g.page = sysconf(_SC_PAGESIZE);
-	nt_tap_start();
+	nt_test_start();
 	if (g.len % HPAGE_SIZE)
 		nt_tap_bail("the size %zu is not a multiple of 2 MiB", g.len);
 	if (geteuid())
@@ -312,12 +343,14 @@ int main(int argc, char **argv)
 		if (i % 2 == 0) {
 			nt_policy_one(&c->pol, MPOL_BIND, bind_node);
 			c->cpu_node = bind_node;
+			c->local_node = NT_NODE_ANY;
 			snprintf(c->label, sizeof(c->label), "bound to node %d, THP %s", bind_node,
 				 c->thp ? "always" : "off");
 		} else {
 			c->pol.mode = MPOL_INTERLEAVE;
 			c->pol.nodes = g.t.allowed;
 			c->cpu_node = -1;
+			c->local_node = NT_NODE_ANY;
 			snprintf(c->label, sizeof(c->label), "interleaved over nodes %s, THP %s",
 				 nt_mask_format(&g.t.allowed, nodes, sizeof(nodes)),
 				 c->thp ? "always" : "off");
@@ -326,7 +359,7 @@ int main(int argc, char **argv)
 	nt_tap_plan(4 * CHECKS);
 	have_thp = !nt_file_read_choice(THP_ENABLED, mode, sizeof(mode));
 	nt_tap_diag("area %zu MiB; THP setting %s", g.len >> 20, have_thp ? mode : "absent");
-	atexit(thp_restore);
+	nt_cleanup_push(thp_restore);
 	for (i = 0; i < 4; i++) {
 		const struct ecase *c = &cases[i];
 		bool fits = true;
@@ -336,7 +369,7 @@ int main(int argc, char **argv)
 			    free_b < (long long)(g.len / nt_mask_weight(&c->pol.nodes)) + (32LL << 20))
 				fits = false;
 		if (!fits) {
-			skip_case(c, "a node of the policy has too little free memory for the area");
+			fail_case(c, "a node of the policy has too little free memory for the area");
 			continue;
 		}
 		if (c->thp && !have_thp) {

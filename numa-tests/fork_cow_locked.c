@@ -147,6 +147,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	nt_lk_map(&s.lk, NT_PRIVATE_ANON, len, &s.pol, true, local_node, &s.vma);
 	n = s.r.a.npages;
 	kb = len / 1024;
+	s.lk.step = "before fork";
 	nt_lk_locked(&s.lk, &s.pol, &s.vma, kb, "their interleave node", false);
 
 	until = nt_tap_count() + C1_CHECKS;
@@ -156,6 +157,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 		_exit(0);
 	}
 	nt_tap_wait(pid, until, "child writing");
+	s.lk.step = "after the child's writes";
 	nt_lk_locked(&s.lk, &s.pol, &s.vma, kb, "their interleave node", false);
 
 	if (pipe(go))
@@ -173,6 +175,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	s.lk.extra.culled += n;
 	s.lk.extra.munlocked += n;
 	s.lk.extra.rescued += n;
+	s.lk.step = "after its own writes";
 	nt_lk_locked(&s.lk, &s.pol, &s.vma, kb, "their interleave node", true);
 	/* The child reports from here on: count its subtests before letting it go. */
 	until = nt_tap_count() + C2_CHECKS;
@@ -181,6 +184,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	nt_tap_wait(pid, until, "child keeping the originals");
 	close(go[1]);
 
+	s.lk.step = NULL;
 	nt_lk_munlock(&s.lk);
 }
 

@@ -109,16 +109,20 @@ static void check_vma_policy(struct state *s, int node)
 		      "%s: the VMA policy is still bind to node %d", s->lk.label, node);
 }
 
-static void check_locked(struct state *s)
+static void check_locked(struct state *s, const char *step)
 {
+	s->lk.step = step;
 	nt_lk_locked(&s->lk, &s->pol, &s->vma, s->r.a.len / 1024, s->where, false);
 }
 
 /* While another process maps every page too. */
-static void check_shared(struct state *s)
+static void check_shared(struct state *s, const char *step)
 {
 	struct nt_lk_events ev = s->lk.extra;
+	char label[sizeof(s->lk.label)];
 
+	memcpy(label, s->lk.label, sizeof(label));
+	snprintf(s->lk.label, sizeof(s->lk.label), "%.100s: %.56s", label, step);
 	ev.mlocked += s->r.a.npages;
 	ev.culled += s->r.a.npages;
 	nt_lk_snapshot(&s->lk, false);
@@ -128,6 +132,7 @@ static void check_shared(struct state *s)
 	nt_lk_check_nodes(&s->lk, true, s->lk.found);
 	nt_lk_check_events(&s->lk, &ev);
 	nt_lk_check_flags(&s->lk, true, true);
+	memcpy(s->lk.label, label, sizeof(label));
 }
 
 /* A process sharing every page of the range until it is killed. */
@@ -157,37 +162,38 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	nt_lk_baseline(&s.lk);
 	expect_on(&s, node);
 	nt_lk_map(&s.lk, NT_PRIVATE_ANON, len, &s.pol, true, local_node, &s.vma);
-	check_locked(&s);
+	check_locked(&s, "mapped");
 
 	node = next_node(t, node);
 	do_mbind(&s, node, MPOL_MF_MOVE, "MPOL_MF_MOVE", 0);
 	moved(&s);
 	expect_on(&s, node);
-	check_locked(&s);
+	check_locked(&s, "after MPOL_MF_MOVE");
 
 	do_mbind(&s, next_node(t, node), MPOL_MF_STRICT, "MPOL_MF_STRICT", -EIO);
 	check_vma_policy(&s, node);
-	check_locked(&s);
+	check_locked(&s, "after MPOL_MF_STRICT");
 
 	node = next_node(t, node);
 	do_mbind(&s, node, MPOL_MF_MOVE | MPOL_MF_STRICT, "MPOL_MF_MOVE|MPOL_MF_STRICT", 0);
 	moved(&s);
 	expect_on(&s, node);
-	check_locked(&s);
+	check_locked(&s, "after MPOL_MF_MOVE|MPOL_MF_STRICT");
 
 	other = sharer();
 	do_mbind(&s, next_node(t, node), MPOL_MF_MOVE, "MPOL_MF_MOVE, pages shared", 0);
-	check_shared(&s);
+	check_shared(&s, "shared, after MPOL_MF_MOVE");
 	node = next_node(t, node);
 	do_mbind(&s, node, MPOL_MF_MOVE_ALL, "MPOL_MF_MOVE_ALL, pages shared", 0);
 	moved(&s);
 	expect_on(&s, node);
-	check_shared(&s);
+	check_shared(&s, "shared, after MPOL_MF_MOVE_ALL");
 	kill(other, SIGKILL);
 	if (waitpid(other, &status, 0) != other)
 		nt_tap_bail("waitpid: %s", strerror(errno));
-	check_locked(&s);
+	check_locked(&s, "the sharer gone");
 
+	s.lk.step = NULL;
 	nt_lk_munlock(&s.lk);
 }
 

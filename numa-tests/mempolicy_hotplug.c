@@ -24,8 +24,12 @@
  *   keeps the nodes it had (nodes_remap() of the old mems onto the new: K
  *   was never in them), a static one gains K if the user named it, a
  *   relative one is recomputed from its positions and gains K when a
- *   position now lands there; a preferred policy never moves
- *   (mpol_rebind_preferred() only records the mems). A policy that named
+ *   position now lands there; a preferred node is remapped like a bind
+ *   mask (numa_memory_policy.rst). Known deviation of 6.1 and 6.12:
+ *   mpol_rebind_preferred() only records the mems, so the preferred node
+ *   stays and, for a flagged one, get_mempolicy() then reports the mems
+ *   (w.user_nodemask shares a union with them): expected failures (TAP
+ *   TODO) when that is what is seen. A policy that named
  *   only the memory-less node is refused by set_mempolicy() (EINVAL).
  * - Offlining a block that holds locked pages (offline_pages() in
  *   mm/memory_hotplug.c) migrates them: do_migrate_range() allocates the
@@ -33,8 +37,9 @@
  *   owner's policy says (a page bound to K leaves K). A block in a kernel
  *   zone may instead hold unmovable pages and the offline fails with EBUSY
  *   (then 6.1 also dumps the page, which run-guest counts as a splat); the
- *   test accepts EBUSY with exact accounting, but onlines the blocks
- *   movable so that migration is what happens.
+ *   test onlines the blocks movable so that migration is what happens, and
+ *   an EBUSY fails it (the path under test was not exercised; the
+ *   accounting checks after it still say what the kernel did).
  *
  * Needs root, the numa-matrix host control channel (/dev/virtio-ports/nm.ctl)
  * and a free DIMM slot (an ACPI PNP0C80 device with _STA 0): the "hotplug"
@@ -57,6 +62,7 @@
 #include "counters.h"
 #include "expect.h"
 #include "handshake.h"
+#include "harness.h"
 #include "hotplug.h"
 #include "nodes.h"
 #include "pageflags.h"
@@ -93,6 +99,7 @@ struct holder_res {
 	struct nt_nodemask got_nodes;
 	int local;			/* its CPU's node if that has memory now, else NT_NODE_ANY */
 	long bad;			/* pages not where the policy puts them */
+	long bad_kept;			/* ... where the policy with its preferred node kept does */
 	long found[NT_MAX_NODES];
 	long in_new;			/* pages in the hot-added blocks */
 };
@@ -210,13 +217,17 @@ static int local_node_now(void)
  */
 static int model(const struct nt_policy *user, const struct nt_nodemask *mems_before,
 		 const struct nt_nodemask *memory_before, const struct nt_nodemask *mems_after,
-		 struct nt_mempolicy *mp)
+		 struct nt_mempolicy *mp, bool keep_preferred)
 {
 	int err = nt_mpol_install(mp, user, mems_before, memory_before);
 
-	if (!err && !nt_mask_equal(mems_before, mems_after))
+	if (err || nt_mask_equal(mems_before, mems_after))
+		return err;
+	if (keep_preferred)
+		nt_mpol_rebind_keep_preferred(mp, mems_after);
+	else
 		nt_mpol_rebind(mp, mems_after);
-	return err;
+	return 0;
 }
 
 /*
@@ -225,8 +236,8 @@ static int model(const struct nt_policy *user, const struct nt_nodemask *mems_be
  */
 static void holder(const struct held *p, struct holder_res *r, int cpu_node)
 {
-	struct nt_mempolicy mp;
-	long absent, found[NT_MAX_NODES];
+	struct nt_mempolicy mp, kept;
+	long absent, found[NT_MAX_NODES], kept_found[NT_MAX_NODES];
 	struct nt_vma vma;
 	struct nt_area a;
 	int err;
@@ -248,9 +259,11 @@ static void holder(const struct held *p, struct holder_res *r, int cpu_node)
 		child_fail(&r->err, "mapping the area", err);
 	nt_vma_set_local(&vma, r->local);
 	/* g.t is this child's copy from before the hot-add. */
-	if (model(&p->user, &g.t.allowed, &g.t.memory, &g.sh->mems_after, &mp))
+	if (model(&p->user, &g.t.allowed, &g.t.memory, &g.sh->mems_after, &mp, false) ||
+	    model(&p->user, &g.t.allowed, &g.t.memory, &g.sh->mems_after, &kept, true))
 		child_fail(&r->err, "the model refuses a policy the kernel took", -EINVAL);
 	r->bad = nt_check_placement(&a, &mp.pol, &vma, r->found);
+	r->bad_kept = nt_check_placement(&a, &kept.pol, &vma, kept_found);
 	err = r->bad < 0 ? (int)r->bad : placement(&a, &g.sh->added, found, &r->in_new, &absent);
 	if (err)
 		child_fail(&r->err, "reading where the pages are", err);
@@ -392,26 +405,20 @@ static bool hot_add(const char *phase, int k, const struct nt_blocks *before, lo
 }
 
 /*
- * The nodes get_mempolicy() reports for the task policy (do_get_mempolicy()
- * in 6.1): pol->w.user_nodemask for a policy with MPOL_F_STATIC_NODES or
- * MPOL_F_RELATIVE_NODES, pol->nodes for the others. w is a union of
- * user_nodemask and cpuset_mems_allowed, and mpol_rebind_preferred() writes
- * the new mems to cpuset_mems_allowed whatever the flags: after a rebind, a
- * flagged preferred policy reports the cpuset's mems instead of the user's
- * nodes, while the node it allocates from (pol->nodes) stays the same.
+ * The nodes get_mempolicy() reports for the task policy: for a policy with
+ * MPOL_F_STATIC_NODES or MPOL_F_RELATIVE_NODES the nodemask the user passed
+ * (numa_memory_policy.rst: "The kernel stores the user-passed nodemask";
+ * do_get_mempolicy() returns w.user_nodemask for them), for the others
+ * the nodes the policy uses.
  */
 static void reported_nodes(const struct nt_policy *user, const struct nt_mempolicy *mp,
-			   const struct nt_nodemask *mems_after, struct nt_nodemask *nodes)
+			   struct nt_nodemask *nodes)
 {
-	bool rebound = !nt_mask_equal(&g.t.allowed, mems_after);
-
-	if (!user->flags)
-		*nodes = mp->pol.nodes;
-	else if (rebound && (user->mode == MPOL_PREFERRED || user->mode == MPOL_PREFERRED_MANY))
-		*nodes = *mems_after;
-	else
-		*nodes = user->nodes;
+	*nodes = user->flags ? user->nodes : mp->pol.nodes;
 }
+
+#define KEPT_PREFERRED	"known deviation (6.1 and 6.12): mpol_rebind_preferred() only records the new mems and does not remap the preferred node as numa_memory_policy.rst says"
+#define CLOBBERED_USER	"known deviation (6.1 and 6.12): mpol_rebind_preferred() writes the new mems to w.cpuset_mems_allowed, a union with w.user_nodemask, so get_mempolicy() of a flagged preferred policy reports the mems after a rebind"
 
 static void check_holder(const char *phase, const struct held *p, const struct holder_res *r,
 			 int k, const struct nt_nodemask *mems_after)
@@ -419,11 +426,12 @@ static void check_holder(const char *phase, const struct held *p, const struct h
 	char label[192], want[64], got[64], where[160] = "";
 	struct nt_nodemask reported;
 	struct nt_mempolicy mp;
+	bool preferred, clobbered;
 	size_t used = 0;
 	int refused, node, mode, i;
 
 	describe_user(p, label, sizeof(label));
-	refused = model(&p->user, &g.t.allowed, &g.t.memory, mems_after, &mp);
+	refused = model(&p->user, &g.t.allowed, &g.t.memory, mems_after, &mp, false);
 	if (nt_tap_result(refused ? r->set_err == -EINVAL : !r->set_err,
 			  "%s: %s: set_mempolicy() before the hot-add %s", phase, label,
 			  refused ? "is refused with EINVAL" : "is accepted") && refused) {
@@ -440,14 +448,18 @@ static void check_holder(const char *phase, const struct held *p, const struct h
 		return;
 	}
 	mode = mp.pol.mode | mp.pol.flags;
-	reported_nodes(&p->user, &mp, mems_after, &reported);
+	reported_nodes(&p->user, &mp, &reported);
 	fmt(&reported, want, sizeof(want));
 	fmt(&r->got_nodes, got, sizeof(got));
 	if (r->got_mode != mode || strcmp(want, got))
 		nt_tap_diag("get_mempolicy: mode %#x nodes %s; expected mode %#x nodes %s",
 			    r->got_mode, got, mode, want);
-	nt_tap_result(r->got_mode == mode && !strcmp(want, got),
-		      "%s: %s: after the hot-add get_mempolicy() reports nodes %s", phase, label, want);
+	preferred = p->user.mode == MPOL_PREFERRED || p->user.mode == MPOL_PREFERRED_MANY;
+	clobbered = preferred && p->user.flags && r->got_mode == mode &&
+		    !nt_mask_equal(&g.t.allowed, mems_after) &&
+		    nt_mask_equal(&r->got_nodes, mems_after);
+	nt_tap_todo(r->got_mode == mode && !strcmp(want, got), clobbered ? CLOBBERED_USER : NULL,
+		    "%s: %s: after the hot-add get_mempolicy() reports nodes %s", phase, label, want);
 	fmt(&mp.pol.nodes, want, sizeof(want));
 	for (node = 0; node < NT_MAX_NODES; node++)
 		if (r->found[node] && used < sizeof(where))
@@ -455,8 +467,9 @@ static void check_holder(const char *phase, const struct held *p, const struct h
 					 r->found[node]);
 	nt_tap_diag("%s: %s: local node %d; pages on%s; %ld in the hot-added blocks", phase, label,
 		    r->local, where, r->in_new);
-	nt_tap_result(!r->bad, "%s: %s: all %d pages of a new area where nodes %s put them", phase,
-		      label, AREA_PAGES, want);
+	nt_tap_todo(!r->bad, preferred && r->bad && !r->bad_kept ? KEPT_PREFERRED : NULL,
+		    "%s: %s: all %d pages of a new area where nodes %s put them", phase, label,
+		    AREA_PAGES, want);
 	nt_tap_result(r->in_new == r->found[k],
 		      "%s: %s: the %ld pages on node %d all come from the hot-added memory", phase,
 		      label, r->found[k], k);
@@ -655,10 +668,9 @@ static void offline_phase(int k)
 			first_err = err;
 	}
 	migrated = off->n == g.sh->added.n;
-	nt_tap_result(migrated || first_err == -EBUSY,
-		      "offline: the hot-added blocks %s within %d s",
-		      migrated ? "went offline" : first_err == -EBUSY ? "were refused cleanly (EBUSY)" :
-		      strerror(-first_err), OFFLINE_BOUND_S);
+	/* They were onlined movable: EBUSY means the migration this is about did not happen. */
+	nt_tap_result(migrated, "offline: the hot-added blocks went offline within %d s%s%s",
+		      OFFLINE_BOUND_S, migrated ? "" : ": ", migrated ? "" : strerror(-first_err));
 	total1 = memtotal_kb(k);
 	nt_tap_result(total0 - total1 == (long)(off->n * (off->size >> 10)),
 		      "offline: node %d MemTotal %+ld kB, the size of the %d offlined block(s)", k,
@@ -699,19 +711,21 @@ static void offline_phase(int k)
 	     !d.vmstat[NT_NR_MLOCK];
 	nt_tap_result(ok, "offline: per-node Mlocked and Unevictable follow the pages, nr_mlock unchanged and equal to mlocked - munlocked - stranded - cleared");
 	/*
-	 * What 6.1 counts for each locked page the offline migrates, measured
-	 * and pinned here: unevictable_pgs_mlocked, _culled, _rescued and
-	 * _stranded once each, _munlocked never. The old page is munlocked
-	 * while it is isolated for migration: __munlock_page() finds it off the
-	 * LRU and still PageUnevictable, which counts as stranded, not
-	 * munlocked. Nothing moves on EBUSY.
+	 * Documentation/mm/unevictable-lru.rst, "Migrating MLOCKED Pages":
+	 * PG_mlocked is set on each new page when it is mapped into the
+	 * VM_LOCKED VMA (unevictable_pgs_mlocked once per page) and cleared
+	 * from each old page when it is unmapped. Whether that clearing counts
+	 * as munlocked or, the old page being isolated, as stranded is the
+	 * kernel's choice (6.1: stranded); one of the two, once per page. How
+	 * the pages move between the LRU lists is what the per-node
+	 * Unevictable check above pins.
 	 */
 	moved = migrated ? n : 0;
-	nt_tap_result(d.vmstat[NT_PGS_MLOCKED] == moved && d.vmstat[NT_PGS_CULLED] == moved &&
-		      d.vmstat[NT_PGS_RESCUED] == moved && d.vmstat[NT_PGS_STRANDED] == moved &&
-		      !d.vmstat[NT_PGS_MUNLOCKED] && !d.vmstat[NT_PGS_CLEARED],
-		      "offline: events as 6.1 counts %ld migrated locked pages: mlocked, culled, rescued and stranded +%ld each, munlocked and cleared +0",
-		      moved, moved);
+	nt_tap_result(d.vmstat[NT_PGS_MLOCKED] == moved &&
+		      d.vmstat[NT_PGS_MUNLOCKED] + d.vmstat[NT_PGS_STRANDED] == moved &&
+		      !d.vmstat[NT_PGS_CLEARED],
+		      "offline: %ld migrated locked pages: unevictable_pgs_mlocked +%ld, munlocked + stranded +%ld, cleared +0",
+		      moved, moved, moved);
 
 	nt_flag_set(&r->unlock, 1);
 	if (!nt_flag_wait(&r->unlocked, 1, WAIT_S))
@@ -744,7 +758,7 @@ int main(int argc, char **argv)
 	(void)argv;
 
 	g.page = sysconf(_SC_PAGESIZE);
-	nt_tap_start();
+	nt_test_start();
 	if (geteuid())
 		nt_tap_skip_all("needs root: hot-plugs memory, reads page frames");
 	if (numa_available() < 0)
@@ -770,7 +784,7 @@ int main(int argc, char **argv)
 		}
 	if (nt_file_read_line(AUTO_ONLINE, g.auto_online, sizeof(g.auto_online)))
 		nt_tap_bail("reading %s", AUTO_ONLINE);
-	atexit(restore_auto_online);
+	nt_cleanup_push(restore_auto_online);
 	if (nt_file_write(AUTO_ONLINE, "online_movable"))
 		nt_tap_bail("writing online_movable to %s", AUTO_ONLINE);
 	g.sh = mmap(NULL, sizeof(*g.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -138,20 +138,24 @@ static void run_kind(const struct nt_topology *t, size_t len, int local_node, vo
 	nt_policy_one(&pol, MPOL_BIND, a);
 	nt_lk_map(&lk, kind, len, &pol, true, local_node, &vma);
 	where(at, sizeof(at), a);
+	lk.step = "mapped";
 	nt_lk_locked(&lk, &pol, &vma, len / 1024, at, false);
 
 	move_all(&lk, b);
 	moved(&lk);
 	nt_policy_one(&pol, MPOL_BIND, b);
 	where(at, sizeof(at), b);
+	lk.step = "after move_pages";
 	nt_lk_locked(&lk, &pol, &vma, len / 1024, at, false);
 
 	migrate_all(&lk, b, c);
 	moved(&lk);
 	nt_policy_one(&pol, MPOL_BIND, c);
 	where(at, sizeof(at), c);
+	lk.step = "after migrate_pages";
 	nt_lk_locked(&lk, &pol, &vma, len / 1024, at, false);
 
+	lk.step = NULL;
 	nt_lk_munlock(&lk);
 	nt_region_unmap(&r);
 }

@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <numa.h>
 #include <numaif.h>
 #include <sched.h>
 #include <stdint.h>
@@ -42,23 +43,20 @@
 
 #include "area.h"
 #include "counters.h"
+#include "harness.h"
 #include "expect.h"
 #include "nodes.h"
+#include "pageflags.h"
+#include "placement.h"
 #include "tap.h"
 
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT	0x01
 #endif
 
-#define KPF_LRU		5
-#define KPF_UNEVICTABLE	18
-#define KPF_MLOCKED	33
-#define PM_PFN_MASK	((1ULL << 55) - 1)
-#define PM_PRESENT	(1ULL << 63)
 #define IL_PAGES	1024	/* interleaved area for the lock count check */
 
 static long page_size;
-static int pagemap_fd = -1, kpageflags_fd = -1;
 static char *scratch;		/* one page, mlock()+munlock() to drain this CPU */
 static bool have_batch_stats;
 
@@ -87,36 +85,37 @@ static void drain_this_cpu(void)
 
 static uint64_t pfn_of(const void *addr)
 {
-	uint64_t e;
-	off_t off = (uintptr_t)addr / page_size * sizeof(e);
+	uint64_t pfn;
+	int err = nt_pages_pfns(addr, 1, page_size, &pfn);
 
-	if (pread(pagemap_fd, &e, sizeof(e), off) != sizeof(e))
-		nt_tap_bail("reading /proc/self/pagemap: %s", strerror(errno));
-	if (!(e & PM_PRESENT) || !(e & PM_PFN_MASK))
-		nt_tap_bail("no PFN for %p in /proc/self/pagemap", addr);
-	return e & PM_PFN_MASK;
+	if (err || !pfn)
+		nt_tap_bail("no frame number for %p in /proc/self/pagemap: %s", addr,
+			    err ? strerror(-err) : "not present");
+	return pfn;
 }
 
-static uint64_t kflags(uint64_t pfn)
+/* kpageflags of the page mapped at addr. */
+static uint64_t kflags(const void *addr)
 {
 	uint64_t f;
+	int err = nt_pages_flags(addr, 1, page_size, &f);
 
-	if (pread(kpageflags_fd, &f, sizeof(f), pfn * sizeof(f)) != sizeof(f))
-		nt_tap_bail("reading /proc/kpageflags: %s", strerror(errno));
+	if (err || (f & NT_PAGE_ABSENT))
+		nt_tap_bail("no page flags for %p: %s", addr, err ? strerror(-err) : "not present");
 	return f;
 }
 
 static bool flag(uint64_t f, int bit)
 {
-	return f & (1ULL << bit);
+	return f & NT_KPF(bit);
 }
 
 static int node_of(void *addr)
 {
-	int status = -1;
+	int status = -1, err = nt_pages_nodes(addr, 1, page_size, &status);
 
-	if (move_pages(0, 1, &addr, NULL, &status, 0))
-		nt_tap_bail("move_pages query: %s", strerror(errno));
+	if (err)
+		nt_tap_bail("move_pages query: %s", strerror(-err));
 	return status;
 }
 
@@ -197,8 +196,8 @@ static void run_case(const struct nt_topology *t, int p_node, int n_node, bool s
 	if (mlock2(priv, page_size, MLOCK_ONFAULT))
 		nt_tap_bail("mlock2(MLOCK_ONFAULT): %s", strerror(errno));
 	drain_this_cpu();	/* P on its LRU list, every batch of this CPU empty */
-	pf = kflags(p_pfn);
-	if (!flag(pf, KPF_LRU))
+	pf = kflags(shared);
+	if (!flag(pf, NT_KPF_LRU))
 		nt_tap_bail("P is not on an LRU list after a drain (flags %#llx)",
 			    (unsigned long long)pf);
 	if (nt_counters_read(&before, &t->memory))
@@ -215,8 +214,8 @@ static void run_case(const struct nt_topology *t, int p_node, int n_node, bool s
 	nt_counters_delta(&after, &before, &delta);
 
 	n_pfn = pfn_of(priv);
-	pf = kflags(p_pfn);
-	nf = kflags(n_pfn);
+	pf = kflags(shared);
+	nf = kflags(priv);
 	if (n_pfn == p_pfn) {
 		nt_tap_diag("the write did not copy the page");
 		ok = false;
@@ -226,14 +225,14 @@ static void run_case(const struct nt_topology *t, int p_node, int n_node, bool s
 			    "munlock of P were not in one batch", b1[DRAINS] - b0[DRAINS]);
 		ok = false;
 	}
-	if (flag(pf, KPF_MLOCKED) != still_locked || flag(pf, KPF_UNEVICTABLE) != still_locked) {
-		nt_tap_diag("P: mlocked %d unevictable %d, expected %d %d", flag(pf, KPF_MLOCKED),
-			    flag(pf, KPF_UNEVICTABLE), still_locked, still_locked);
+	if (flag(pf, NT_KPF_MLOCKED) != still_locked || flag(pf, NT_KPF_UNEVICTABLE) != still_locked) {
+		nt_tap_diag("P: mlocked %d unevictable %d, expected %d %d", flag(pf, NT_KPF_MLOCKED),
+			    flag(pf, NT_KPF_UNEVICTABLE), still_locked, still_locked);
 		ok = false;
 	}
-	if (!flag(nf, KPF_MLOCKED) || !flag(nf, KPF_UNEVICTABLE)) {
-		nt_tap_diag("N: mlocked %d unevictable %d, expected 1 1", flag(nf, KPF_MLOCKED),
-			    flag(nf, KPF_UNEVICTABLE));
+	if (!flag(nf, NT_KPF_MLOCKED) || !flag(nf, NT_KPF_UNEVICTABLE)) {
+		nt_tap_diag("N: mlocked %d unevictable %d, expected 1 1", flag(nf, NT_KPF_MLOCKED),
+			    flag(nf, NT_KPF_UNEVICTABLE));
 		ok = false;
 	}
 	if (node_of(priv) != n_node) {
@@ -263,8 +262,8 @@ static void run_case(const struct nt_topology *t, int p_node, int n_node, bool s
 	if (still_locked) {
 		if (munlock(shared, page_size))
 			nt_tap_bail("munlock of the shared mapping: %s", strerror(errno));
-		pf = kflags(p_pfn);
-		nt_tap_result(!flag(pf, KPF_MLOCKED) && !flag(pf, KPF_UNEVICTABLE),
+		pf = kflags(shared);
+		nt_tap_result(!flag(pf, NT_KPF_MLOCKED) && !flag(pf, NT_KPF_UNEVICTABLE),
 			      "%s: P (node %d) unlocked and evictable after munlock of its "
 			      "last locked mapping", name, p_node);
 	}
@@ -283,9 +282,9 @@ static void lock_count(const struct nt_topology *t)
 	char *p;
 
 	if (!have_batch_stats) {
-		nt_tap_skip("no mlock_batch_* counters in /proc/vmstat "
-			    "(kernel without CONFIG_MLOCK_BATCH_STATS)",
-			    "munlock of an interleaved area takes at most one lru_lock per drain");
+		nt_tap_skip("no mlock_batch_* counters in /proc/vmstat: they come with the numa-matrix series (CONFIG_MLOCK_BATCH_STATS), this kernel does not have it",
+			    "munlock of an interleaved area: its %d pages drained, one lru_lock per drain",
+			    IL_PAGES);
 		return;
 	}
 	if (nt_set_task_policy(&pol))
@@ -302,9 +301,15 @@ static void lock_count(const struct nt_topology *t)
 	nt_tap_diag("munlock of %d interleaved pages: %ld drains, %ld pages, %ld lru_locks",
 		    IL_PAGES, b1[DRAINS] - b0[DRAINS], b1[PAGES] - b0[PAGES],
 		    b1[LOCKS] - b0[LOCKS]);
-	nt_tap_result(b1[PAGES] - b0[PAGES] >= IL_PAGES && b1[DRAINS] > b0[DRAINS] &&
-		      b1[LOCKS] - b0[LOCKS] <= b1[DRAINS] - b0[DRAINS],
-		      "munlock of an interleaved area takes at most one lru_lock per drain");
+	/*
+	 * Exactly the area's pages went through the batches (the scratch
+	 * page's drain came before b0), and every drain held the pages of
+	 * one lruvec, one node of the root memcg: one lru_lock each.
+	 */
+	nt_tap_result(b1[PAGES] - b0[PAGES] == IL_PAGES && b1[DRAINS] > b0[DRAINS] &&
+		      b1[LOCKS] - b0[LOCKS] == b1[DRAINS] - b0[DRAINS],
+		      "munlock of an interleaved area: its %d pages drained, one lru_lock per drain",
+		      IL_PAGES);
 	munmap(p, len);
 	nt_set_task_policy(NULL);
 }
@@ -314,19 +319,18 @@ int main(void)
 	struct nt_topology t;
 	cpu_set_t saved;
 	long v;
-	int node, next, nodes;
+	int node, next, nodes, err;
 
-	nt_tap_start();
+	nt_test_start();
 	if (geteuid())
 		nt_tap_skip_all("needs root: pagemap PFNs, kpageflags, stat_refresh");
-	if (nt_topology_read(&t))
-		nt_tap_skip_all("no NUMA topology (libnuma unavailable)");
+	if (numa_available() < 0)
+		nt_tap_skip_all("libnuma says NUMA is not available (numa_available() < 0)");
+	err = nt_topology_read(&t);
+	if (err)
+		nt_tap_bail("reading the node topology: %s", strerror(-err));
 	page_size = sysconf(_SC_PAGESIZE);
 	nodes = nt_mask_weight(&t.memory);
-	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
-	kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
-	if (pagemap_fd < 0 || kpageflags_fd < 0)
-		nt_tap_skip_all("no /proc/self/pagemap or /proc/kpageflags");
 	have_batch_stats = !nt_vmstat_read("mlock_batch_drains", &v);
 	scratch = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);

@@ -50,8 +50,9 @@ struct state {
 	const char *where;
 };
 
-static void check(struct state *s, bool drain)
+static void check(struct state *s, bool drain, const char *step)
 {
+	s->lk.step = step;
 	nt_lk_locked(&s->lk, &s->pol, &s->vma, s->r.a.len / 1024, s->where, drain);
 }
 
@@ -75,6 +76,7 @@ static void moved_to(struct state *s, char *addr, size_t len, unsigned long pgof
 	s->r.a.len = len;
 	s->r.a.npages = len / s->r.a.page_size;
 	nt_vma_file(&s->vma, (uintptr_t)addr, pgoff, s->vma.page_shift, s->vma.il_rule);
+	nt_vma_set_distances(&s->vma, nt_distances());
 }
 
 static void move(struct state *s, char *dest)
@@ -99,7 +101,7 @@ static void move(struct state *s, char *dest)
 	nt_tap_result(!bad, "%s: after the move every page is on the node it was on", s->lk.label);
 	free(before);
 	free(after);
-	check(s, false);
+	check(s, false, "moved");
 }
 
 static void grow(struct state *s, size_t new_len)
@@ -122,7 +124,7 @@ static void grow(struct state *s, size_t new_len)
 	moved_to(s, s->r.a.addr, new_len, s->vma.pgoff);
 	nt_area_fill(&s->r.a, s->lk.seed);
 	/* Populated by mremap(), which drains this CPU's batch. */
-	check(s, false);
+	check(s, false, "grown");
 }
 
 static void shrink(struct state *s, size_t new_len)
@@ -140,7 +142,7 @@ static void shrink(struct state *s, size_t new_len)
 	s->lk.extra.culled += cut;
 	s->lk.extra.munlocked += cut;
 	s->lk.extra.rescued += cut;
-	check(s, true);
+	check(s, true, "shrunk");
 }
 
 static void run(const struct nt_topology *t, size_t len, int local_node, void *arg)
@@ -156,7 +158,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	s.pol.nodes = t->allowed;
 	nt_lk_baseline(&s.lk);
 	nt_lk_map(&s.lk, NT_PRIVATE_ANON, len, &s.pol, true, local_node, &s.vma);
-	check(&s, false);
+	check(&s, false, "mapped");
 
 	/* Room for the range grown to twice its size, between guard pages. */
 	dest = mmap(NULL, 2 * len + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
@@ -168,6 +170,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	shrink(&s, len / 2);
 	if (munmap(s.r.a.addr, s.r.a.len))
 		nt_tap_bail("munmap: %s", strerror(errno));
+	s.lk.step = NULL;
 	nt_lk_gone(&s.lk);
 	nt_lk_check_vmlck(&s.lk, 0);
 }

@@ -79,6 +79,7 @@
 #include "area.h"
 #include "counters.h"
 #include "handshake.h"
+#include "harness.h"
 #include "hotplug.h"
 #include "nodes.h"
 #include "pageflags.h"
@@ -100,7 +101,7 @@
  * RCU stall report) while the offline waited for every vCPU to stop.
  */
 #define MAX_MUNLOCKERS	3
-#define LOOP_WAIT_S	30
+#define LOOP_WAIT_S	120	/* a bound for a hang, not a measurement: the host may be busy */
 #define PARENT_WAIT_S	600	/* how long a child waits for the parent */
 
 enum kind { EXIT, FAULT, STALE };
@@ -604,7 +605,7 @@ int main(int argc, char **argv)
 
 	g.len = nt_area_size_arg(argc, argv, DEFAULT_SIZE);
 	g.page = sysconf(_SC_PAGESIZE);
-	nt_tap_start();
+	nt_test_start();
 	if (geteuid())
 		nt_tap_skip_all("needs root: offlines CPUs, writes /proc/sys/vm/stat_refresh");
 	if (numa_available() < 0)
@@ -627,7 +628,7 @@ int main(int argc, char **argv)
 	g.sh = mmap(NULL, sizeof(*g.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g.sh == MAP_FAILED)
 		nt_tap_bail("mmap: %s", strerror(errno));
-	atexit(put_back);
+	nt_cleanup_push(put_back);
 	nt_tap_plan(ROUNDS * CHECKS);
 	nt_tap_diag("%d CPUs, hot-pluggable from the highest: %d of them; areas %zu KiB interleaved over nodes %s",
 		    CPU_COUNT(&g.online), nhot, g.len >> 10,

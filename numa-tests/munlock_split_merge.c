@@ -10,6 +10,11 @@
  * the unevictable_pgs_* events, KPF_MLOCKED / KPF_UNEVICTABLE of every page):
  *
  *   mlock everything                          1 VMA
+ *   mprotect(PROT_READ) of the middle third   3 VMAs, every page still locked
+ *                                                    (mprotect(2) changes the
+ *                                                    protection only; a split
+ *                                                    VMA keeps VM_LOCKED)
+ *   mprotect back to read-write               1 VMA  (merged again)
  *   munlock the middle third                  3 VMAs (split twice)
  *   mlock the middle third again              1 VMA  (merged with both sides)
  *   munlock the first page                    2 VMAs
@@ -20,8 +25,9 @@
  *   mlock the middle third                    3 VMAs
  *   munlock everything                        1 VMA
  *
- * Each step is one mlock/munlock call, which drains the batch of the CPU it
- * ran on before returning: no drain before the checks. Then the data of every
+ * Each step is one mlock/munlock/mprotect call; mlock and munlock drain the
+ * batch of the CPU they ran on before returning, mprotect queues nothing:
+ * no drain before the checks. Then the data of every
  * page must read back.
  *
  * Usage: munlock_split_merge [-s SIZE]  (or NUMA_TESTS_AREA_SIZE; default 1M)
@@ -41,7 +47,7 @@
 #define DEFAULT_SIZE	(1UL << 20)
 #define SEED		0x73706c74UL
 
-enum op { LOCK, UNLOCK, LOCK_ONFAULT, UNLOCK_ALL };
+enum op { LOCK, UNLOCK, LOCK_ONFAULT, UNLOCK_ALL, PROTECT_RO, PROTECT_RW };
 
 struct step {
 	const char *name;
@@ -53,6 +59,8 @@ struct step {
 
 static const struct step steps[] = {
 	{ "mlock everything", LOCK, 0, 3, false, 1 },
+	{ "mprotect(PROT_READ) of the middle third", PROTECT_RO, 1, 2, false, 3 },
+	{ "mprotect(PROT_READ|PROT_WRITE) of the middle third", PROTECT_RW, 1, 2, false, 1 },
 	{ "munlock the middle third", UNLOCK, 1, 2, false, 3 },
 	{ "mlock the middle third again", LOCK, 1, 2, false, 1 },
 	{ "munlock the first page", UNLOCK, 0, 0, true, 2 },
@@ -92,6 +100,10 @@ static int do_step(const struct step *s, struct nt_area *a, size_t first, size_t
 		return mlock2(p, len, MLOCK_ONFAULT) ? -errno : 0;
 	case UNLOCK:
 		return munlock(p, len) ? -errno : 0;
+	case PROTECT_RO:
+		return mprotect(p, len, PROT_READ) ? -errno : 0;
+	case PROTECT_RW:
+		return mprotect(p, len, PROT_READ | PROT_WRITE) ? -errno : 0;
 	default:
 		return munlockall() ? -errno : 0;
 	}
@@ -123,7 +135,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 			nt_tap_bail("%s: %s", steps[i].name, strerror(-err));
 		if (steps[i].op == UNLOCK_ALL)
 			nt_lkm_set(&m, 0, r.a.npages, false);
-		else
+		else if (steps[i].op != PROTECT_RO && steps[i].op != PROTECT_RW)
 			nt_lkm_set(&m, first, n, steps[i].op != UNLOCK);
 		nt_lkm_check(&m, steps[i].vmas, false, steps[i].name);
 	}

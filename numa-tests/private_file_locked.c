@@ -208,6 +208,7 @@ static void run_shared_too(const struct nt_topology *t, size_t len, int local_no
 	if (munmap(c.base, 2 * n * c.ps) || munlock(r.a.addr, r.a.len))
 		nt_tap_bail("%s: unmapping the copies, munlock: %s", lk.label, strerror(errno));
 	/* Since before the shared lock: P and N locked and unlocked once each. */
+	snprintf(lk.label, sizeof(lk.label), "%s: all unlocked", (const char *)arg);
 	lk.base = before;
 	ev.mlocked = ev.culled = ev.munlocked = ev.rescued = 2 * n;
 	/* The unmap of the copies leaves pages on this CPU's batch. */

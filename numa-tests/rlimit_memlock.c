@@ -143,12 +143,9 @@ static int ask(struct worker *w, enum request req)
 
 static long worker_vmlck(struct worker *w)
 {
-	const char *key = "VmLck";
-	char path[64];
 	long kb = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", w->pid);
-	if (nt_read_values(path, &key, &kb, 1))
+	if (nt_vmlck_read_pid(w->pid, &kb))
 		nt_tap_bail("reading the worker's VmLck");
 	return kb;
 }

@@ -8,9 +8,12 @@
  * - SHM_LOCK only marks the segment's mapping unevictable (and sets
  *   SHM_LOCKED in shm_perm.mode). Pages faulted in afterwards go straight
  *   to the unevictable LRU (unevictable_pgs_culled once each); pages already
- *   on an LRU list stay on the evictable lists until reclaim looks at them
- *   (pages still waiting in a CPU's LRU-add batch are not on a list yet and
- *   go to the unevictable one when it drains). No page is
+ *   on an LRU list may stay on the evictable lists until reclaim looks at
+ *   them (Documentation/mm/unevictable-lru.rst: the lock "can be lazy"; 6.1
+ *   leaves them all there), so that cell checks that the accounting agrees
+ *   exactly with whichever list each page is on (pages still waiting in a
+ *   CPU's LRU-add batch are not on a list yet and go to the unevictable
+ *   one when it drains: the test drains first). No page is
  *   PG_mlocked, Mlocked and VmLck do not move, smaps Locked stays 0 (the
  *   VMA is not VM_LOCKED).
  * - SHM_UNLOCK clears the mark and walks the segment's pages, moving the
@@ -30,6 +33,7 @@
  * Usage: shm_lock [-s SIZE]  (or NUMA_TESTS_AREA_SIZE; default 1M)
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <numa.h>
 #include <numaif.h>
 #include <stdio.h>
@@ -39,6 +43,8 @@
 #include <unistd.h>
 
 #include "locked.h"
+#include "pageflags.h"
+#include "placement.h"
 #include "tap.h"
 #include "values.h"
 
@@ -66,7 +72,14 @@ struct seg {
 	struct nt_vma vma;
 	struct nt_policy pol;
 	struct nt_lk_events ev;	/* expected since the baseline */
+	size_t not_zero;	/* pages that did not read as zeros when first touched */
 };
+
+/* Names the subtests that follow "cell: step". */
+static void step(struct seg *s, enum cell c, const char *what)
+{
+	snprintf(s->lk.label, sizeof(s->lk.label), "%s: %s", cell_names[c], what);
+}
 
 static void shm_ctl(struct seg *s, int cmd, const char *name)
 {
@@ -86,8 +99,10 @@ static void check_flag(struct seg *s, bool locked)
 		      locked ? "set" : "clear");
 }
 
+/* Faults every page in reading it (shmget(2): the segment is zero-filled), then writes it. */
 static void touch(struct seg *s)
 {
+	s->not_zero = nt_area_verify_zero(&s->r.a);
 	nt_area_fill(&s->r.a, SEED);
 }
 
@@ -110,9 +125,60 @@ static void check_populated(struct seg *s, long vmlck_kb)
 {
 	nt_lk_snapshot(&s->lk, true);
 	nt_lk_check_placement(&s->lk, &s->pol, &s->vma, "their interleave node");
-	nt_lk_check_data(&s->lk, SEED);
+	if (s->not_zero)
+		nt_tap_diag("%zu pages did not read as zeros", s->not_zero);
+	nt_tap_result(!s->not_zero, "%s: all %zu fresh pages read as zeros when first touched",
+		      s->lk.label, s->r.a.npages);
 	nt_lk_check_vmlck(&s->lk, vmlck_kb);
 	nt_lk_check_smaps(&s->lk, "Locked", vmlck_kb);
+}
+
+/*
+ * After SHM_LOCK of pages already on the evictable lists: unevictable-lru.rst
+ * lets the lock be lazy ("need not ... make any special effort to push any
+ * pages in the SHM_LOCK'd area to the unevictable list. Instead, vmscan
+ * will do this if and when it encounters the pages"), so each page may be
+ * on either list. Whichever it is on, the accounting must agree exactly:
+ * per-node Unevictable up by the pages with KPF_UNEVICTABLE on each node,
+ * unevictable_pgs_culled by their number, Mlocked unchanged and no page
+ * KPF_MLOCKED. Returns how many pages are on the unevictable list.
+ */
+static long check_lazy(struct seg *s)
+{
+	const struct nt_area *a = &s->r.a;
+	long pages[NT_MAX_NODES] = { 0 }, unevictable = 0, mlocked = 0;
+	uint64_t *flags = calloc(a->npages, sizeof(*flags));
+	int *status = calloc(a->npages, sizeof(*status));
+	size_t i;
+	int err;
+
+	if (!flags || !status)
+		nt_tap_bail("%s: no memory", s->lk.label);
+	nt_lk_snapshot(&s->lk, true);
+	err = nt_pages_flags(a->addr, a->npages, a->page_size, flags);
+	if (!err)
+		err = nt_pages_nodes(a->addr, a->npages, a->page_size, status);
+	if (err)
+		nt_tap_bail("%s: reading the pages' flags and nodes: %s", s->lk.label, strerror(-err));
+	for (i = 0; i < a->npages; i++) {
+		if (status[i] < 0 || status[i] >= NT_MAX_NODES || (flags[i] & NT_PAGE_ABSENT))
+			nt_tap_bail("%s: page %zu is not resident", s->lk.label, i);
+		mlocked += !!(flags[i] & NT_KPF(NT_KPF_MLOCKED));
+		if (flags[i] & NT_KPF(NT_KPF_UNEVICTABLE)) {
+			pages[status[i]]++;
+			unevictable++;
+		}
+	}
+	free(flags);
+	free(status);
+	nt_tap_diag("%s: %ld of %zu pages on the unevictable list after SHM_LOCK", s->lk.label,
+		    unevictable, a->npages);
+	s->ev.culled = unevictable;
+	nt_lk_check_nodes(&s->lk, false, NULL);
+	nt_lk_check_nodes(&s->lk, true, pages);
+	nt_lk_check_events(&s->lk, &s->ev);
+	nt_tap_result(!mlocked, "%s: no page KPF_MLOCKED (%ld are)", s->lk.label, mlocked);
+	return unevictable;
 }
 
 /* SHM_UNLOCK, rescuing rescued pages: nothing unevictable left, SHM_LOCKED clear. */
@@ -131,7 +197,7 @@ static void run_cell(const struct nt_topology *t, size_t len, int local_node, vo
 {
 	enum cell c = *(const enum cell *)arg;
 	struct seg s = { .lk.t = t };
-	long n = len / sysconf(_SC_PAGESIZE), kb = len / 1024;
+	long n = len / sysconf(_SC_PAGESIZE), kb = len / 1024, rescued;
 	void *p;
 	int err;
 
@@ -159,12 +225,15 @@ static void run_cell(const struct nt_topology *t, size_t len, int local_node, vo
 
 	switch (c) {
 	case LOCK_THEN_TOUCH:
+		step(&s, c, "SHM_LOCK");
 		shm_ctl(&s, SHM_LOCK, "SHM_LOCK");
 		check_flag(&s, true);
 		touch(&s);
+		step(&s, c, "touched");
 		check_populated(&s, 0);
 		s.ev.culled = n;
 		check_state(&s, false, true);
+		step(&s, c, "SHM_UNLOCK");
 		unlock_segment(&s, n);
 		break;
 	case TOUCH_THEN_LOCK:
@@ -176,13 +245,15 @@ static void run_cell(const struct nt_topology *t, size_t len, int local_node, vo
 		 */
 		if (nt_drain_all())
 			nt_tap_bail("draining the CPUs' batches");
+		step(&s, c, "SHM_LOCK");
 		shm_ctl(&s, SHM_LOCK, "SHM_LOCK");
 		check_flag(&s, true);
-		/* Already on the evictable lists: SHM_LOCK leaves them there. */
-		check_state(&s, false, false);
-		unlock_segment(&s, 0);
+		rescued = check_lazy(&s);
+		step(&s, c, "SHM_UNLOCK");
+		unlock_segment(&s, rescued);
 		break;
 	default:
+		step(&s, c, "SHM_LOCK, touched, mlock");
 		shm_ctl(&s, SHM_LOCK, "SHM_LOCK");
 		touch(&s);
 		err = nt_area_lock(&s.r.a);
@@ -196,8 +267,10 @@ static void run_cell(const struct nt_topology *t, size_t len, int local_node, vo
 		if (err)
 			nt_tap_bail("munlock: %s", strerror(-err));
 		/* munlocked, but still on the unevictable list of a locked segment */
+		step(&s, c, "munlock");
 		s.ev.munlocked = n;
 		check_state(&s, false, true);
+		step(&s, c, "SHM_UNLOCK");
 		unlock_segment(&s, n);
 		break;
 	}

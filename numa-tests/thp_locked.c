@@ -39,6 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "lockcase.h"
 #include "sysfile.h"
 #include "tap.h"
@@ -59,21 +60,18 @@ static const struct {
 
 #define WAYS	(sizeof(ways) / sizeof(ways[0]))
 
-/* The mode in brackets of "always [madvise] never". */
-static int current_mode(char *mode, size_t len)
-{
-	char line[128], *open, *close;
-	int err = nt_file_read_line(THP_DIR "/enabled", line, sizeof(line));
+static char saved[32];	/* the THP mode before the test, put back whichever way it ends */
 
+static void restore_mode(void)
+{
+	int err;
+
+	if (!saved[0])
+		return;
+	err = nt_file_write(THP_DIR "/enabled", saved);
 	if (err)
-		return err;
-	open = strchr(line, '[');
-	close = open ? strchr(open, ']') : NULL;
-	if (!close || (size_t)(close - open) >= len)
-		return -EINVAL;
-	*close = '\0';
-	snprintf(mode, len, "%s", open + 1);
-	return 0;
+		fprintf(stderr, "thp_locked: restoring THP %s: %s\n", saved, strerror(-err));
+	saved[0] = '\0';
 }
 
 int main(int argc, char **argv)
@@ -81,7 +79,7 @@ int main(int argc, char **argv)
 	static struct nt_lk_case cases[MAX_CASES];
 	static char labels[MAX_CASES][32];
 	unsigned int i, w, p, u, n = 0, plan = 0;
-	char saved[32], text[32];
+	char text[32];
 	struct nt_topology t;
 	size_t huge, len;
 	int err, last = -1, node;
@@ -89,7 +87,7 @@ int main(int argc, char **argv)
 	/* 0 unless -s or NUMA_TESTS_AREA_SIZE gives a size. */
 	len = nt_lk_start(argc, argv, 0, &t);
 	if (nt_file_read_line(THP_DIR "/hpage_pmd_size", text, sizeof(text)) ||
-	    current_mode(saved, sizeof(saved)))
+	    nt_file_read_choice(THP_DIR "/enabled", saved, sizeof(saved)))
 		nt_tap_skip_all("no transparent huge pages here (%s)", THP_DIR);
 	huge = strtoul(text, NULL, 10);
 	/* By default one huge page per usable node (two to eight): interleave reaches them all. */
@@ -128,6 +126,7 @@ int main(int argc, char **argv)
 				plan += nt_lk_case_checks(c);
 				n++;
 			}
+	nt_cleanup_push(restore_mode);
 	nt_tap_plan(plan);
 	nt_tap_diag("huge page %zu kB, range %zu kB, THP mode was %s", huge >> 10, len >> 10, saved);
 	for (i = 0; i < n; i++) {
@@ -137,8 +136,6 @@ int main(int argc, char **argv)
 			nt_tap_bail("setting THP %s: %s", ways[w].mode, strerror(-err));
 		nt_lk_case_run(&cases[i], &t);
 	}
-	err = nt_file_write(THP_DIR "/enabled", saved);
-	if (err)
-		nt_tap_diag("restoring THP %s: %s", saved, strerror(-err));
+	restore_mode();
 	return nt_tap_finish();
 }

@@ -29,10 +29,14 @@
  * - The file keeps its policy: a remount with another mpol changes only what
  *   files created later get; the shared policy is not rebound when a cpuset's
  *   mems change (mpol_rebind_mm() rebinds VMA policies, not shared ones).
- * - shmem_reconfigure() replaces the mount's policy only when the remount
- *   gave one; mpol_parse_str() turns "default" into no policy, so
- *   "remount,mpol=default" keeps the previous policy (measured, and tested
- *   below as what 6.1 does).
+ * - A remount may change mpol (tmpfs.rst: "adjusted on the fly via mount -o
+ *   remount"), mpol=default included ("use the process allocation
+ *   policy"): after "remount,mpol=default" /proc/mounts shows no mpol and
+ *   a new file gets the default policy. Known deviation (6.1, 6.12):
+ *   shmem_reconfigure() replaces the mount's policy only when the remount
+ *   gave one and mpol_parse_str() turns "default" into none, so the old
+ *   policy stays: reported as an expected failure (TAP TODO) when that is
+ *   what is seen.
  *
  * Needs: root, two or more memory nodes this task may use, the cpuset
  * controller in cgroup v2 at /sys/fs/cgroup. Creates a child cgroup
@@ -57,6 +61,7 @@
 #include "area.h"
 #include "cgroup.h"
 #include "expect_cpuset.h"
+#include "harness.h"
 #include "nodes.h"
 #include "placement.h"
 #include "tap.h"
@@ -416,6 +421,7 @@ static long check_file(const char *path, size_t first, size_t n, const struct nt
 		nt_tap_bail("move_pages on %s: %s", path, strerror(-err));
 	/* shmem_pseudo_vma_init(): vm_start 0, vm_pgoff = index + inode number. */
 	nt_vma_file(&vma, 0, w->ino, g.shift, g.rule);
+	nt_vma_set_distances(&vma, nt_distances());
 	nt_vma_set_local(&vma, w->local);
 	nt_mask_clear(&any);
 	for (i = 0; i < n; i++) {
@@ -456,29 +462,48 @@ static void expected_words(const struct nt_policy *pol, const struct wres *w, ch
 /*
  * A file created by a writer in creator_cg (NULL: the test's own cgroup) on
  * a CPU of creator_node, its pages written by that writer or, with
- * other_writer, by a second one in writer_cg on a CPU of writer_node; then
- * checked: one subtest.
+ * other_writer, by a second one in writer_cg on a CPU of writer_node. The
+ * creator's mems are left in creator_mems for file_check().
  */
+static void file_write(const char *path, const char *creator_cg, int creator_node,
+		       bool other_writer, const char *writer_cg, int writer_node,
+		       struct nt_nodemask *creator_mems)
+{
+	size_t npages = g.len / g.page;
+
+	writer(creator_cg, creator_node, path, true, 0, other_writer ? 0 : npages);
+	*creator_mems = g.res->mems;
+	if (other_writer)
+		writer(writer_cg, writer_node, path, false, 0, npages);
+}
+
+/* The pages the policy m gives a file created with creator_mems does not allow; words: it. */
+static long file_check(const struct mcase *m, const char *path,
+		       const struct nt_nodemask *creator_mems, char *words, size_t len)
+{
+	char where[256] = "";
+	struct nt_policy pol;
+
+	file_policy(m, creator_mems, &pol);
+	expected_words(&pol, g.res, words, len);
+	return check_file(path, 0, g.len / g.page, &pol, g.res, where, sizeof(where));
+}
+
+/* file_write(), then the pages checked against m's policy: one subtest. */
 static void file_case(const struct mcase *m, const char *name, const char *creator_cg,
 		      int creator_node, bool other_writer, const char *writer_cg, int writer_node,
 		      const char *what)
 {
 	struct nt_nodemask creator_mems;
-	struct nt_policy pol;
-	char path[192], words[256], where[256] = "";
-	size_t npages = g.len / g.page;
+	char path[192], words[256];
 	long bad;
 
 	snprintf(path, sizeof(path), "%s/%s", m->dir, name);
-	writer(creator_cg, creator_node, path, true, 0, other_writer ? 0 : npages);
-	creator_mems = g.res->mems;
-	if (other_writer)
-		writer(writer_cg, writer_node, path, false, 0, npages);
-	file_policy(m, &creator_mems, &pol);
-	expected_words(&pol, g.res, words, sizeof(words));
-	bad = check_file(path, 0, npages, &pol, g.res, where, sizeof(where));
+	file_write(path, creator_cg, creator_node, other_writer, writer_cg, writer_node,
+		   &creator_mems);
+	bad = file_check(m, path, &creator_mems, words, sizeof(words));
 	nt_tap_result(!bad, "mpol=%s: %s: %zu pages where the %s puts them", m->opt, what,
-		      npages, words);
+		      g.len / g.page, words);
 }
 
 /* ---- the scenarios ---- */
@@ -500,8 +525,10 @@ static void mount_and_files(struct mcase *m, int i)
 	}
 	if (err) {
 		nt_tap_result(false, "mount -o mpol=%s: %s", m->opt, strerror(-err));
-		nt_tap_skip("the mount failed", "mpol=%s: file in the test's cpuset", m->opt);
-		nt_tap_skip("the mount failed", "mpol=%s: file in cpuset %s", m->opt, UPPER);
+		nt_tap_result(false, "mpol=%s: file in the test's cpuset: not reached, the mount failed",
+			      m->opt);
+		nt_tap_result(false, "mpol=%s: file in cpuset %s: not reached, the mount failed",
+			      m->opt, UPPER);
 		return;
 	}
 	snprintf(what, sizeof(what), "mount -o mpol=%.96s", m->opt);
@@ -539,6 +566,47 @@ static void mems_change_case(struct mcase *relative0)
 		nt_tap_bail("setting %s cpuset.mems back: %s", UPPER, strerror(-err));
 }
 
+#define REMOUNT_DEFAULT_KEPT "known deviation (6.1 and 6.12): shmem_reconfigure() replaces the mount policy only when the remount gives one, and mpol_parse_str() turns mpol=default into none, so the previous policy stays"
+
+/*
+ * remount,mpol=default: tmpfs.rst lists mpol=default ("use the process
+ * allocation policy") among the options a remount may change. So
+ * /proc/mounts shows no mpol, and a new file written by a task with the
+ * default policy on a CPU of the first node is on that node. Known
+ * deviation: the mount keeps before, the policy it had.
+ */
+static void remount_default(struct mcase *m, const struct mcase *before)
+{
+	struct nt_nodemask creator_mems;
+	struct mcase deflt;
+	char path[192], words[256], got[128] = "", kept_words[256];
+	long bad, bad_kept = -1;
+	int err;
+
+	mcase_init(&deflt, MPOL_DEFAULT, "default", 0, NULL, false);
+	snprintf(deflt.dir, sizeof(deflt.dir), "%s", m->dir);
+	err = do_remount(m, deflt.opt);
+	if (err)
+		nt_tap_diag("remount: %s", strerror(-err));
+	err = err ? err : shown_mpol(m->dir, got, sizeof(got));
+	if (err || *got)
+		nt_tap_diag("/proc/mounts: %s", err ? strerror(-err) : got);
+	nt_tap_todo(!err && !*got, !err && !strcmp(got, before->shown) ? REMOUNT_DEFAULT_KEPT : NULL,
+		    "remount,mpol=default: /proc/mounts shows no mpol");
+
+	snprintf(path, sizeof(path), "%s/after-default", m->dir);
+	file_write(path, NULL, g.first, false, NULL, 0, &creator_mems);
+	bad = file_check(&deflt, path, &creator_mems, words, sizeof(words));
+	if (bad) {
+		bad_kept = file_check(before, path, &creator_mems, kept_words, sizeof(kept_words));
+		nt_tap_diag("against the policy before the remount (%s): %ld pages elsewhere",
+			    kept_words, bad_kept);
+	}
+	nt_tap_todo(!bad, bad_kept == 0 ? REMOUNT_DEFAULT_KEPT : NULL,
+		    "after remount,mpol=default, a new file: %zu pages where the %s puts them",
+		    g.len / g.page, words);
+}
+
 static void remount_cases(struct mcase *bind_first)
 {
 	struct mcase interleave, local;
@@ -568,13 +636,7 @@ static void remount_cases(struct mcase *bind_first)
 	file_case(&interleave, "after-remount", NULL, g.first, false, NULL, 0,
 		  "after remount,mpol=interleave, a new file");
 
-	err = do_remount(bind_first, "default");
-	if (err)
-		nt_tap_diag("remount: %s", strerror(-err));
-	check_shown(bind_first, interleave.shown,
-		    "remount,mpol=default keeps the previous policy (6.1 shmem_reconfigure())");
-	file_case(&interleave, "after-default", NULL, g.first, false, NULL, 0,
-		  "after remount,mpol=default, a new file");
+	remount_default(bind_first, &interleave);
 
 	mcase_init(&local, MPOL_LOCAL, "local", 0, NULL, false);
 	snprintf(local.dir, sizeof(local.dir), "%s", bind_first->dir);
@@ -655,7 +717,7 @@ int main(int argc, char **argv)
 	g.len = nt_area_size_arg(argc, argv, DEFAULT_SIZE);
 	g.page = sysconf(_SC_PAGESIZE);
 	g.shift = __builtin_ctzl(g.page);
-	nt_tap_start();
+	nt_test_start();
 	if (geteuid())
 		nt_tap_skip_all("needs root: mounts tmpfs, creates cgroups");
 	if (numa_available() < 0)
@@ -676,7 +738,7 @@ int main(int argc, char **argv)
 				NT_CGROUP_ROOT);
 	if (err)
 		nt_tap_bail("enabling the cpuset controller: %s", strerror(-err));
-	atexit(cleanup);
+	nt_cleanup_push(cleanup);
 	split_nodes();
 	err = nt_cpuset_create(UPPER, &g.upper_cpus, &g.upper);
 	if (err)

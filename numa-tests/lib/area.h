@@ -30,7 +30,10 @@ int nt_area_lock(const struct nt_area *a);
 int nt_area_unlock(const struct nt_area *a);
 /* The task policy; pol NULL means MPOL_DEFAULT. */
 int nt_set_task_policy(const struct nt_policy *pol);
-/* Which interleave rule the running kernel follows, from its version. 0 or -errno. */
+/*
+ * Which interleave rule the running kernel follows, found by placing one
+ * interleaved page (see area.c). 0, or -errno (-EPROTO: neither rule).
+ */
 int nt_kernel_il_rule(enum nt_il_rule *rule);
 /* A line of /proc/self/maps: the VMA's bounds, file offset (bytes) and inode number. */
 struct nt_maps_entry {
@@ -45,5 +48,7 @@ int nt_area_vma(const struct nt_area *a, struct nt_vma *vma);
 void nt_area_fill(const struct nt_area *a, unsigned long seed);
 /* Number of pages whose pattern does not read back. */
 size_t nt_area_verify(const struct nt_area *a, unsigned long seed);
+/* Number of pages whose first or last word is not zero (fresh memory must be). */
+size_t nt_area_verify_zero(const struct nt_area *a);
 
 #endif

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "sysfile.h"
+#include "values.h"
 
 static void group_file(const char *name, const char *file, char *path, size_t len)
 {
@@ -36,30 +38,42 @@ static int root_lists(const char *file, const char *word, bool *listed)
 	return 0;
 }
 
-int nt_cpuset_enable(bool *was_on)
+int nt_controller_enable(const char *controller, bool *was_on)
 {
-	char path[128];
+	char path[128], word[32];
 	bool there;
 	int err;
 
-	err = root_lists("cgroup.controllers", "cpuset", &there);
+	err = root_lists("cgroup.controllers", controller, &there);
 	if (err)
 		return err;
 	if (!there)
 		return -ENODEV;
-	err = root_lists("cgroup.subtree_control", "cpuset", was_on);
+	err = root_lists("cgroup.subtree_control", controller, was_on);
 	if (err || *was_on)
 		return err;
 	group_file(NULL, "cgroup.subtree_control", path, sizeof(path));
-	return nt_file_write(path, "+cpuset");
+	snprintf(word, sizeof(word), "+%s", controller);
+	return nt_file_write(path, word);
+}
+
+int nt_controller_disable(const char *controller)
+{
+	char path[128], word[32];
+
+	group_file(NULL, "cgroup.subtree_control", path, sizeof(path));
+	snprintf(word, sizeof(word), "-%s", controller);
+	return nt_file_write(path, word);
+}
+
+int nt_cpuset_enable(bool *was_on)
+{
+	return nt_controller_enable("cpuset", was_on);
 }
 
 int nt_cpuset_disable(void)
 {
-	char path[128];
-
-	group_file(NULL, "cgroup.subtree_control", path, sizeof(path));
-	return nt_file_write(path, "-cpuset");
+	return nt_controller_disable("cpuset");
 }
 
 static int write_group(const char *name, const char *file, const char *text)
@@ -123,4 +137,60 @@ int nt_cgroup_remove(const char *name)
 
 	group_file(name, "", path, sizeof(path));
 	return rmdir(path) ? -errno : 0;
+}
+
+int nt_cgroup_create(const char *name)
+{
+	char path[256];
+
+	group_file(name, "", path, sizeof(path));
+	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+int nt_cgroup_flush(const char *name)
+{
+	char path[256], line[256];
+
+	group_file(name, "cpu.stat", path, sizeof(path));
+	return nt_file_read_line(path, line, sizeof(line));
+}
+
+int nt_cgroup_stat(const char *name, const char *file, const char *key, long *val)
+{
+	char path[256];
+
+	group_file(name, file, path, sizeof(path));
+	return nt_read_values(path, &key, val, 1);
+}
+
+int nt_cgroup_numa_stat(const char *name, const char *key, long per_node[NT_MAX_NODES])
+{
+	char path[256], *line = NULL, *tok, *save;
+	size_t cap = 0, klen = strlen(key);
+	int node, err = -ENOENT;
+	long v;
+	FILE *f;
+
+	group_file(name, "memory.numa_stat", path, sizeof(path));
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	memset(per_node, 0, NT_MAX_NODES * sizeof(per_node[0]));
+	/* "unevictable N0=4096 N1=0 ..." */
+	while (err == -ENOENT && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, key, klen) || line[klen] != ' ')
+			continue;
+		err = 0;
+		for (tok = strtok_r(line + klen, " \n", &save); tok && !err;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			if (sscanf(tok, "N%d=%ld", &node, &v) != 2 || node < 0 ||
+			    node >= NT_MAX_NODES)
+				err = -EINVAL;
+			else
+				per_node[node] = v;
+		}
+	}
+	free(line);
+	fclose(f);
+	return err;
 }

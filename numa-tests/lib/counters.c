@@ -68,9 +68,19 @@ int nt_node_meminfo_read(int node, const char *key, long *kb)
 
 int nt_vmlck_read(long *kb)
 {
-	const char *key = "VmLck";
+	return nt_vmlck_read_pid(0, kb);
+}
 
-	return nt_read_values("/proc/self/status", &key, kb, 1);
+int nt_vmlck_read_pid(int pid, long *kb)
+{
+	const char *key = "VmLck";
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	return nt_read_values(path, &key, kb, 1);
 }
 
 /* Mlocked and Unevictable of one node, in one read of its meminfo. */
@@ -159,7 +169,8 @@ int nt_smaps_sum_pid(int pid, const void *start, size_t len, const char *key, lo
 	size_t klen = strlen(key);
 	bool inside = false;
 	int n = 0, err = 0;
-	char line[512];
+	char *line = NULL;
+	size_t cap = 0;
 	long v, sum = 0;
 	FILE *f;
 
@@ -170,7 +181,8 @@ int nt_smaps_sum_pid(int pid, const void *start, size_t len, const char *key, lo
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (!err && fgets(line, sizeof(line), f)) {
+	/* getline(): a VMA line with a long path must not be read as two lines. */
+	while (!err && getline(&line, &cap, f) > 0) {
 		if (vma_line(line, &lo, &hi)) {
 			inside = lo < e && hi > s;
 			if (inside && (lo < s || hi > e))
@@ -182,6 +194,7 @@ int nt_smaps_sum_pid(int pid, const void *start, size_t len, const char *key, lo
 			sum += v;
 		}
 	}
+	free(line);
 	fclose(f);
 	if (!err && !n)
 		err = -ENOENT;

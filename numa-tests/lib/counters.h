@@ -53,6 +53,8 @@ int nt_vmstat_read(const char *name, long *val);
 int nt_node_meminfo_read(int node, const char *key, long *kb);
 /* VmLck of the current task, kB. */
 int nt_vmlck_read(long *kb);
+/* VmLck of process pid (0: this one), kB. */
+int nt_vmlck_read_pid(int pid, long *kb);
 /*
  * Refreshes, then reads everything; per-node values for the nodes in nodes
  * (the others are 0). Any missing file or line is an error: 0 or -errno.

@@ -21,6 +21,7 @@ void nt_vma_file(struct nt_vma *vma, unsigned long start, unsigned long pgoff,
 	vma->page_shift = page_shift;
 	vma->il_rule = il_rule;
 	vma->local_node = NT_NODE_ANY;
+	vma->dist = NULL;
 }
 
 void nt_vma_anon(struct nt_vma *vma, unsigned long start, unsigned int page_shift,
@@ -32,6 +33,31 @@ void nt_vma_anon(struct nt_vma *vma, unsigned long start, unsigned int page_shif
 void nt_vma_set_local(struct nt_vma *vma, int node)
 {
 	vma->local_node = node;
+}
+
+void nt_vma_set_distances(struct nt_vma *vma, const struct nt_distances *dist)
+{
+	vma->dist = dist;
+}
+
+void nt_nearest(const struct nt_distances *dist, int from, const struct nt_nodemask *set,
+		struct nt_nodemask *out)
+{
+	int node, best = 0;
+
+	*out = *set;
+	if (!dist || from < 0 || from >= NT_MAX_NODES)
+		return;
+	nt_mask_for_each(node, set) {
+		if (!dist->d[from][node])
+			return;		/* a distance unknown: any node of the set */
+		if (!best || dist->d[from][node] < best)
+			best = dist->d[from][node];
+	}
+	nt_mask_clear(out);
+	nt_mask_for_each(node, set)
+		if (dist->d[from][node] == best)
+			nt_mask_set(out, node);
 }
 
 /*
@@ -62,6 +88,7 @@ int nt_mpol_install(struct nt_mempolicy *mp, const struct nt_policy *user,
 
 	memset(mp, 0, sizeof(*mp));
 	mp->pol.mode = user->mode;
+	mp->user_mode = user->mode;
 	mp->pol.flags = flags;
 	/* sanitize_mpol_flags(): unknown flags, or both node flags, are refused. */
 	if (flags != user->flags || flags == (MPOL_F_STATIC_NODES | MPOL_F_RELATIVE_NODES))
@@ -72,6 +99,7 @@ int nt_mpol_install(struct nt_mempolicy *mp, const struct nt_policy *user,
 	/* MPOL_PREFERRED without nodes is local allocation, which takes no flags. */
 	if (user->mode == MPOL_PREFERRED && empty) {
 		mp->pol.mode = MPOL_LOCAL;
+		mp->user_mode = MPOL_LOCAL;
 		return flags ? -EINVAL : 0;
 	}
 	if (user->mode == MPOL_LOCAL)
@@ -103,44 +131,83 @@ int nt_mpol_install(struct nt_mempolicy *mp, const struct nt_policy *user,
 	return 0;
 }
 
+/*
+ * The nodes a policy uses after its mems became new_mems, before an empty
+ * result is dealt with: static nodes are the user's nodes that are in the
+ * new mems; relative ones are positions in the new mems; without a flag the
+ * current nodes are remapped from the old mems onto the new ones
+ * (nodes_remap()), which become the mems the policy remembers.
+ */
+static void rebound_nodes(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems,
+			  struct nt_nodemask *nodes)
+{
+	if (mp->pol.flags & MPOL_F_STATIC_NODES) {
+		nt_mask_and(nodes, &mp->user, new_mems);
+	} else if (mp->pol.flags & MPOL_F_RELATIVE_NODES) {
+		relative_nodes(nodes, &mp->user, new_mems);
+	} else {
+		nt_mask_remap(nodes, &mp->pol.nodes, &mp->mems, new_mems);
+		mp->mems = *new_mems;
+	}
+}
+
+/*
+ * A preferred policy rebound as Documentation/admin-guide/mm/numa_memory_policy.rst
+ * says: without a flag the preferred node (Preferred) or nodemask (Preferred
+ * Many) is remapped to the new mems like a bind mask; a relative one is
+ * recomputed from the user's positions; a static one keeps the user's
+ * nodes that are in the new mems, and when none are, the Default policy
+ * (local allocation) is used until a later change allows one again.
+ */
+static void rebind_preferred(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems)
+{
+	int mode = mp->user_mode;
+	struct nt_nodemask nodes;
+
+	rebound_nodes(mp, new_mems, &nodes);
+	if (nt_mask_empty(&nodes)) {
+		mp->pol.mode = MPOL_LOCAL;
+		nt_mask_clear(&mp->pol.nodes);
+		return;
+	}
+	if (mode == MPOL_PREFERRED) {
+		nt_mask_clear(&mp->pol.nodes);
+		nt_mask_set(&mp->pol.nodes, nt_mask_next(&nodes, -1));
+	} else {
+		mp->pol.nodes = nodes;
+	}
+	mp->pol.mode = mode;
+}
+
 void nt_mpol_rebind(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems)
 {
 	struct nt_nodemask nodes;
-	int mode = mp->pol.mode;
+	int mode = mp->user_mode;
 
 	if (mode == MPOL_DEFAULT || mode == MPOL_LOCAL)
 		return;
 	/* mpol_rebind_policy(): nothing to do when a flagless policy's mems did not change. */
 	if (!mp->pol.flags && nt_mask_equal(&mp->mems, new_mems))
 		return;
-	/*
-	 * mpol_rebind_preferred() (PREFERRED and PREFERRED_MANY) only records
-	 * the new mems: their nodes stay as they are. (The admin guide,
-	 * numa_memory_policy.rst, says a preferred node is remapped too; 6.1's
-	 * code does not.)
-	 */
 	if (mode == MPOL_PREFERRED || mode == MPOL_PREFERRED_MANY) {
-		mp->mems = *new_mems;
+		rebind_preferred(mp, new_mems);
 		return;
 	}
-	/*
-	 * mpol_rebind_nodemask() (BIND, INTERLEAVE): static nodes are the
-	 * user's nodes that are in the new mems; relative ones are positions
-	 * in the new mems; without a flag the current nodes are remapped from
-	 * the old mems onto the new ones (nodes_remap()). An empty result means
-	 * the whole of the new mems.
-	 */
-	if (mp->pol.flags & MPOL_F_STATIC_NODES) {
-		nt_mask_and(&nodes, &mp->user, new_mems);
-	} else if (mp->pol.flags & MPOL_F_RELATIVE_NODES) {
-		relative_nodes(&nodes, &mp->user, new_mems);
-	} else {
-		nt_mask_remap(&nodes, &mp->pol.nodes, &mp->mems, new_mems);
-		mp->mems = *new_mems;
-	}
+	/* mpol_rebind_nodemask() (BIND, INTERLEAVE): an empty result is the whole of the new mems. */
+	rebound_nodes(mp, new_mems, &nodes);
 	if (nt_mask_empty(&nodes))
 		nodes = *new_mems;
 	mp->pol.nodes = nodes;
+}
+
+void nt_mpol_rebind_keep_preferred(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems)
+{
+	int mode = mp->user_mode;
+
+	if (mode == MPOL_PREFERRED || mode == MPOL_PREFERRED_MANY)
+		mp->mems = *new_mems;
+	else
+		nt_mpol_rebind(mp, new_mems);
 }
 
 unsigned long nt_il_index(const struct nt_vma *vma, unsigned long addr, unsigned int shift)
@@ -197,9 +264,12 @@ bool nt_expect_ok(const struct nt_policy *pol, const struct nt_vma *vma, unsigne
 		  unsigned int shift, int node)
 {
 	int want = nt_expect_node(pol, vma, addr, shift);
+	struct nt_nodemask nearest;
 
-	if (want == NT_NODE_ANY)
-		return nt_mask_isset(&pol->nodes, node);
+	if (want == NT_NODE_ANY) {
+		nt_nearest(vma->dist, vma->local_node, &pol->nodes, &nearest);
+		return nt_mask_isset(&nearest, node);
+	}
 	return want >= 0 && node == want;
 }
 

@@ -13,11 +13,14 @@
  * - MPOL_BIND to one node: that node.
  * - MPOL_BIND to a set, and MPOL_PREFERRED_MANY: the kernel takes the first
  *   node of the local node's zonelist that is in the set and has free memory
- *   above the watermark. When the local node is in the set that is the local
- *   node (its own zonelist starts with it, distance 10); otherwise the nearest
- *   node of the set, which depends on distances, tie-breaking at zonelist
- *   build time and free memory: no single node is promised (NT_NODE_ANY) and
- *   any node of the set is right, a node outside it is wrong.
+ *   above the watermark (numa_memory_policy.rst: "the node ... that is
+ *   closest to the node where the allocation takes place"). When the local
+ *   node is in the set that is the local node (its own zonelist starts with
+ *   it, distance 10); otherwise the nearest node of the set by SLIT distance
+ *   (nt_nearest()): nt_expect_node() says NT_NODE_ANY and nt_expect_ok()
+ *   takes any node of the set at the smallest distance (equal distances are
+ *   ordered by a tie-break made at boot), or, without distances, any node
+ *   of the set.
  *   (PREFERRED_MANY may also fall back outside the set when every node of it
  *   is short of memory; the tests leave room so that it never has to.)
  * - MPOL_PREFERRED: the preferred node, assuming it has free memory for the
@@ -40,7 +43,8 @@
  *   a policy really uses, from the nodes the caller passed, the flags and the
  *   cpuset's mems, at creation and after the mems change.
  * - Not modelled: home_node, vma-less (kernel) interleave which uses a
- *   per-task rotor, weighted interleave, the nearest node of a set.
+ *   per-task rotor, weighted interleave, which of several nodes at the same
+ *   distance a zonelist puts first.
  */
 #ifndef NT_EXPECT_H
 #define NT_EXPECT_H
@@ -90,6 +94,15 @@ struct nt_mempolicy {
 	struct nt_policy pol;		/* mode, pol->nodes, flags: what allocations use */
 	struct nt_nodemask user;	/* w.user_nodemask, kept when a mode flag is set */
 	struct nt_nodemask mems;	/* w.cpuset_mems_allowed, kept without a flag */
+	int user_mode;			/* the mode asked for (pol.mode may fall back to local) */
+};
+
+/*
+ * The SLIT distances of the machine (/sys/devices/system/node/nodeN/distance):
+ * d[from][to], 0 where unknown.
+ */
+struct nt_distances {
+	int d[NT_MAX_NODES][NT_MAX_NODES];
 };
 
 /* What the kernel looks at when it picks the node of a page faulted at addr. */
@@ -99,6 +112,7 @@ struct nt_vma {
 	unsigned int page_shift;	/* base page shift */
 	enum nt_il_rule il_rule;
 	int local_node;			/* the faulting CPU's node, NT_NODE_ANY when unknown */
+	const struct nt_distances *dist;	/* NULL: distances unknown */
 };
 
 /* A policy of mode over the single node, no mode flags. */
@@ -121,6 +135,18 @@ void nt_vma_file(struct nt_vma *vma, unsigned long start, unsigned long pgoff,
 		 unsigned int page_shift, enum nt_il_rule il_rule);
 /* Says which node faults in vma happen on (see "local node" above). */
 void nt_vma_set_local(struct nt_vma *vma, int node);
+/* Gives the machine's distances, so that "the nearest node of a set" is known (below). */
+void nt_vma_set_distances(struct nt_vma *vma, const struct nt_distances *dist);
+/*
+ * The nodes of set the kernel may take when it starts from node from's
+ * zonelist: those at the smallest SLIT distance from from (build_zonelists()
+ * orders a node's zonelist by distance; among equal distances the order
+ * depends on a load-based tie-break made at boot, find_next_best_node(), so
+ * every node of the tie is right). The whole set when the distances or from
+ * are unknown.
+ */
+void nt_nearest(const struct nt_distances *dist, int from, const struct nt_nodemask *set,
+		struct nt_nodemask *out);
 /*
  * The policy the kernel installs for set_mempolicy()/mbind() of user
  * (mpol_new() and mpol_set_nodemask() in 6.1), given the mems of the task's
@@ -130,10 +156,20 @@ void nt_vma_set_local(struct nt_vma *vma, int node);
 int nt_mpol_install(struct nt_mempolicy *mp, const struct nt_policy *user,
 		    const struct nt_nodemask *cpuset_mems, const struct nt_nodemask *memory);
 /*
- * mp after its cpuset's mems became new_mems (mpol_rebind_policy() in 6.1).
- * Default and local policies do not change.
+ * mp after its cpuset's mems became new_mems, as
+ * Documentation/admin-guide/mm/numa_memory_policy.rst says (mode flags):
+ * bind and interleave as mpol_rebind_nodemask() does it; a preferred node
+ * or preferred-many mask remapped likewise (a static one with no user
+ * node left in the mems falls back to local allocation, "the Default
+ * policy is used"). Default and local policies do not change.
  */
 void nt_mpol_rebind(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems);
+/*
+ * The same as 6.1 and 6.12 do it, a known deviation for the preferred
+ * modes: mpol_rebind_preferred() only records the new mems and leaves the
+ * preferred node or mask as it was (docs/kernel-deviations.md).
+ */
+void nt_mpol_rebind_keep_preferred(struct nt_mempolicy *mp, const struct nt_nodemask *new_mems);
 /*
  * Where do_migrate_pages(mm, from, to) (migrate_pages(2), and a cgroup v2
  * cpuset's mems change, cpuset_migrate_mm()) puts a page that is on node:

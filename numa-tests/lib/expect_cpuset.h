@@ -14,17 +14,19 @@
  *   (cpuset_nodemask_valid_mems_allowed()); otherwise the page is allocated
  *   as if there were no policy, on the local node. With an intersection the
  *   page goes to a node in it: the local node when it is one, else the
- *   nearest one (not modelled).
+ *   nearest one (nt_nearest()).
  * - MPOL_PREFERRED_MANY: the policy's nodes first (alloc_pages_preferred_many()),
  *   so like BIND when they intersect mems, otherwise the fallback without a
  *   nodemask, i.e. the local node.
  * - MPOL_INTERLEAVE, MPOL_PREFERRED: the policy names one node
  *   (interleave_nid(), first_node()) and __alloc_pages() starts at its
  *   zonelist; a node outside mems is skipped, so the page goes to that node
- *   when it is in mems, else to the nearest node of mems (not modelled).
+ *   when it is in mems, else to the nearest node of mems (nt_nearest()).
  * - MPOL_DEFAULT, MPOL_LOCAL: the local node when it is in mems, else the
- *   nearest node of mems (not modelled).
- * "Not modelled" gives every node of the set that may serve the page.
+ *   nearest node of mems (nt_nearest()).
+ * "The nearest node" is the set of nodes at the smallest SLIT distance
+ * (lib/expect.h nt_nearest(), when vma has the distances); without them,
+ * every node of the set that may serve the page.
  */
 #ifndef NT_EXPECT_CPUSET_H
 #define NT_EXPECT_CPUSET_H

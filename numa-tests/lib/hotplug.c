@@ -15,8 +15,6 @@
 #define MEMORY_SYSFS	"/sys/devices/system/memory"
 #define CPU_SYSFS	"/sys/devices/system/cpu"
 #define ACPI_DEVICES	"/sys/bus/acpi/devices"
-#define PM_PRESENT	(UINT64_C(1) << 63)
-#define PM_PFN_MASK	((UINT64_C(1) << 55) - 1)
 
 int nt_hostctl(const char *request, char *reply, size_t len, int timeout_s)
 {
@@ -161,29 +159,6 @@ int nt_block_set_state(unsigned long id, const char *state)
 
 	snprintf(path, sizeof(path), MEMORY_SYSFS "/memory%lu/state", id);
 	return nt_file_write(path, state);
-}
-
-int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *pfns)
-{
-	size_t base = sysconf(_SC_PAGESIZE), step = page_size / base, i;
-	uint64_t entry;
-	int fd, err = 0;
-	off_t off;
-
-	fd = open("/proc/self/pagemap", O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	for (i = 0; !err && i < npages; i++) {
-		off = ((uintptr_t)start / base + i * step) * sizeof(entry);
-		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry))
-			err = -EIO;
-		else if ((entry & PM_PRESENT) && !(entry & PM_PFN_MASK))
-			err = -EPERM;	/* frame numbers hidden: not root */
-		else
-			pfns[i] = entry & PM_PRESENT ? entry & PM_PFN_MASK : 0;
-	}
-	close(fd);
-	return err;
 }
 
 static void cpu_online_path(int cpu, char *path, size_t len)

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "pageflags.h"
 #include <sys/types.h>
 
 #define NT_HOSTCTL_PORT	"/dev/virtio-ports/nm.ctl"
@@ -49,13 +51,6 @@ int nt_block_node(unsigned long id);
 int nt_block_attr(unsigned long id, const char *file, char *buf, size_t len);
 /* Writes state ("offline", "online_movable") to memoryN/state: 0 or -errno. */
 int nt_block_set_state(unsigned long id, const char *state);
-
-/*
- * The frame number behind each of npages pages of page_size from start
- * (pagemap, root only), 0 for a page not present. 0 or -errno (-EPERM when
- * pagemap hides frame numbers).
- */
-int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *pfns);
 
 /* The memory block holding frame pfn of pages of page_size, for blocks of block_size bytes. */
 static inline unsigned long nt_pfn_block(uint64_t pfn, size_t page_size, unsigned long block_size)

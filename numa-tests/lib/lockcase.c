@@ -13,6 +13,7 @@ const char *const nt_lock_way_names[NT_LOCK_WAYS] = {
 	[NT_LOCK_MLOCK_FAULTED] = "mlock of faulted pages",
 	[NT_LOCK_MLOCK2_ONFAULT] = "mlock2(MLOCK_ONFAULT) and touch",
 	[NT_LOCK_MCL_CURRENT] = "mlockall(MCL_CURRENT)",
+	[NT_LOCK_MCL_CURRENT_ONFAULT] = "mlockall(MCL_CURRENT|MCL_ONFAULT) and touch",
 	[NT_LOCK_MCL_FUTURE] = "mlockall(MCL_FUTURE) and mmap",
 	[NT_LOCK_MCL_ONFAULT] = "mlockall(MCL_FUTURE|MCL_ONFAULT), mmap and touch",
 	[NT_LOCK_MAP_LOCKED] = "MAP_LOCKED",
@@ -43,13 +44,15 @@ bool nt_lock_way_at_mmap(enum nt_lock_way way)
 
 static bool onfault(enum nt_lock_way way)
 {
-	return way == NT_LOCK_MLOCK2_ONFAULT || way == NT_LOCK_MCL_ONFAULT;
+	return way == NT_LOCK_MLOCK2_ONFAULT || way == NT_LOCK_MCL_ONFAULT ||
+	       way == NT_LOCK_MCL_CURRENT_ONFAULT;
 }
 
 /* mlockall(): the whole process, the range's guard VMAs included. */
 static bool whole_process(enum nt_lock_way way)
 {
-	return way == NT_LOCK_MCL_CURRENT || way == NT_LOCK_MCL_FUTURE ||
+	return way == NT_LOCK_MCL_CURRENT || way == NT_LOCK_MCL_CURRENT_ONFAULT ||
+	       way == NT_LOCK_MCL_FUTURE ||
 	       way == NT_LOCK_MCL_ONFAULT;
 }
 
@@ -114,6 +117,7 @@ static void prepare(struct run *run)
 
 	switch (c->lock) {
 	case NT_LOCK_MCL_CURRENT:
+	case NT_LOCK_MCL_CURRENT_ONFAULT:
 		/* Lock the rest of the process now; the range's baseline includes it. */
 		must(sys(mlockall(MCL_CURRENT)), c, "mlockall(MCL_CURRENT) of the process");
 		nt_lk_baseline(lk);
@@ -163,6 +167,13 @@ static void check_onfault_empty(struct nt_lk *lk, long vmlck_kb)
 		      lk->label, vmlck_kb);
 }
 
+/* The range holds TOUCH_SEED's pattern: the checks read that back. */
+static void touched(struct run *run)
+{
+	run->lk.seed = TOUCH_SEED;
+	run->lk.filled = true;
+}
+
 static void lock(struct run *run, long vmlck_kb)
 {
 	const struct nt_lk_case *c = run->c;
@@ -176,7 +187,19 @@ static void lock(struct run *run, long vmlck_kb)
 		break;
 	case NT_LOCK_MLOCK_FAULTED:
 		nt_area_fill(a, TOUCH_SEED);
+		touched(run);
 		must(nt_area_lock(a), c, "mlock");
+		break;
+	case NT_LOCK_MCL_CURRENT_ONFAULT:
+		/*
+		 * mlockall(2): MCL_ONFAULT with MCL_CURRENT marks the current
+		 * mappings to lock pages as they are faulted in. The rest of
+		 * the process is locked already: only its flags change.
+		 */
+		must(sys(mlockall(MCL_CURRENT | MCL_ONFAULT)), c, "mlockall(MCL_CURRENT|MCL_ONFAULT)");
+		check_onfault_empty(&run->lk, vmlck_kb);
+		nt_area_fill(a, TOUCH_SEED);
+		touched(run);
 		break;
 	case NT_LOCK_MLOCK2_ONFAULT:
 		must(sys(mlock2(a->addr, a->len, MLOCK_ONFAULT)), c, "mlock2");
@@ -184,6 +207,7 @@ static void lock(struct run *run, long vmlck_kb)
 	case NT_LOCK_MCL_ONFAULT:
 		check_onfault_empty(&run->lk, vmlck_kb);
 		nt_area_fill(a, TOUCH_SEED);
+		touched(run);
 		break;
 	case NT_LOCK_MCL_CURRENT:
 		must(sys(mlockall(MCL_CURRENT)), c, "mlockall(MCL_CURRENT)");

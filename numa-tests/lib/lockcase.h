@@ -14,7 +14,8 @@
  * Mlocked after an exit), so those checks drain every CPU first
  * (nt_drain_all()).
  *
- * For mlockall(MCL_CURRENT) the child locks itself once before its baseline
+ * For mlockall(MCL_CURRENT) (and MCL_CURRENT | MCL_ONFAULT) the child locks
+ * itself with MCL_CURRENT once before its baseline
  * (program, libraries, heap, stack), maps the range, and calls it again: the
  * second call locks only the new VMAs, the range and its two PROT_NONE guard
  * VMAs (VmLck counts those by size: locked_vm counts VM_LOCKED VMAs, populated
@@ -31,6 +32,7 @@ enum nt_lock_way {
 	NT_LOCK_MLOCK_FAULTED,		/* mlock() of a range already faulted in */
 	NT_LOCK_MLOCK2_ONFAULT,		/* mlock2(MLOCK_ONFAULT), then every page touched */
 	NT_LOCK_MCL_CURRENT,		/* mlockall(MCL_CURRENT) */
+	NT_LOCK_MCL_CURRENT_ONFAULT,	/* mlockall(MCL_CURRENT | MCL_ONFAULT), then touching */
 	NT_LOCK_MCL_FUTURE,		/* mlockall(MCL_FUTURE), then mmap() */
 	NT_LOCK_MCL_ONFAULT,		/* mlockall(MCL_FUTURE | MCL_ONFAULT), mmap(), touch */
 	NT_LOCK_MAP_LOCKED,		/* mmap(MAP_LOCKED) */

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "locked.h"
 #include "pageflags.h"
 #include "placement.h"
@@ -18,7 +19,8 @@
 #include "tap.h"
 #include "values.h"
 
-const char *const nt_kind_names[NT_KINDS] = {
+const char *const nt_kind_names[NT_KINDS_ALL] = {
+	[NT_FILE] = "ext4 file shared",
 	[NT_PRIVATE_ANON] = "private anonymous",
 	[NT_SHARED_ANON] = "shared anonymous",
 	[NT_MEMFD] = "memfd shared",
@@ -54,34 +56,30 @@ static int open_memfd(size_t len)
 	return fd;
 }
 
-int nt_region_map(struct nt_region *r, enum nt_kind kind, size_t len, size_t align, int flags)
+/* A guard page on each side, and room to align: the start of the mapping in r->resv. */
+static int reserve(struct nt_region *r, size_t len, size_t align, uintptr_t *start)
 {
 	size_t page = page_size();
-	uintptr_t start;
 	void *p;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	if (!len || len % page || align < page || (align & (align - 1)))
 		return -EINVAL;
-	/* A guard page on each side, and room to align the mapping. */
 	r->resv_len = len + align + page;
 	p = mmap(NULL, r->resv_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	r->resv = p;
-	start = ((uintptr_t)p + page + align - 1) & ~(uintptr_t)(align - 1);
-	if (kind == NT_MEMFD || kind == NT_MEMFD_PRIVATE) {
-		r->fd = open_memfd(len);
-		if (r->fd < 0) {
-			int err = r->fd;
+	*start = ((uintptr_t)p + page + align - 1) & ~(uintptr_t)(align - 1);
+	return 0;
+}
 
-			munmap(r->resv, r->resv_len);
-			return err;
-		}
-	}
-	p = mmap((void *)start, len, PROT_READ | PROT_WRITE, kind_flags(kind) | MAP_FIXED | flags,
-		 r->fd, 0);
+static int map_over(struct nt_region *r, enum nt_kind kind, uintptr_t start, size_t len,
+		    int mflags)
+{
+	void *p = mmap((void *)start, len, PROT_READ | PROT_WRITE, mflags | MAP_FIXED, r->fd, 0);
+
 	if (p == MAP_FAILED) {
 		int err = -errno;
 
@@ -91,9 +89,45 @@ int nt_region_map(struct nt_region *r, enum nt_kind kind, size_t len, size_t ali
 	r->kind = kind;
 	r->a.addr = p;
 	r->a.len = len;
-	r->a.page_size = page;
-	r->a.npages = len / page;
+	r->a.page_size = page_size();
+	r->a.npages = len / page_size();
 	return 0;
+}
+
+int nt_region_map(struct nt_region *r, enum nt_kind kind, size_t len, size_t align, int flags)
+{
+	uintptr_t start;
+	int err = reserve(r, len, align, &start);
+
+	if (err)
+		return err;
+	if (kind == NT_MEMFD || kind == NT_MEMFD_PRIVATE) {
+		r->fd = open_memfd(len);
+		if (r->fd < 0) {
+			err = r->fd;
+			r->fd = -1;
+			nt_region_unmap(r);
+			return err;
+		}
+	}
+	return map_over(r, kind, start, len, kind_flags(kind) | flags);
+}
+
+int nt_region_map_fd(struct nt_region *r, int fd, size_t len, size_t align, int flags)
+{
+	uintptr_t start;
+	int err = reserve(r, len, align, &start);
+
+	if (err)
+		return err;
+	r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (r->fd < 0) {
+		err = -errno;
+		r->fd = -1;
+		nt_region_unmap(r);
+		return err;
+	}
+	return map_over(r, NT_FILE, start, len, MAP_SHARED | flags);
 }
 
 int nt_region_unmap(struct nt_region *r)
@@ -125,15 +159,20 @@ int nt_region_vma(const struct nt_region *r, int local_node, struct nt_vma *vma)
 			err = nt_maps_find(r->a.addr, &e);
 		/*
 		 * shmem: the page's index in the object plus the inode number
-		 * (expect.h); the anonymous copies in a private file mapping:
-		 * vm_pgoff, the file offset.
+		 * (expect.h); the anonymous copies in a private file mapping
+		 * and a disk file's page cache: vm_pgoff, the file offset (the
+		 * page cache of a disk file follows the task policy, which
+		 * interleaves by a per-task rotor: bind those).
 		 */
 		if (!err)
 			nt_vma_file(vma, e.start, (e.offset >> shift) +
-				    (r->kind == NT_MEMFD_PRIVATE ? 0 : e.inode), shift, rule);
+				    (r->kind == NT_MEMFD_PRIVATE || r->kind == NT_FILE ? 0 : e.inode),
+				    shift, rule);
 	}
-	if (!err)
+	if (!err) {
 		nt_vma_set_local(vma, local_node);
+		nt_vma_set_distances(vma, nt_distances());
+	}
 	return err;
 }
 
@@ -159,8 +198,7 @@ static long plus(long a, long b)
 	return a == NT_LK_ANY ? a : a + b;
 }
 
-void nt_lk_check_placement(struct nt_lk *lk, const struct nt_policy *pol, const struct nt_vma *vma,
-			   const char *where)
+long nt_lk_placement(struct nt_lk *lk, const struct nt_policy *pol, const struct nt_vma *vma)
 {
 	unsigned int shift = vma->page_shift;
 	char counts[256];
@@ -179,6 +217,14 @@ void nt_lk_check_placement(struct nt_lk *lk, const struct nt_policy *pol, const 
 			used += snprintf(counts + used, sizeof(counts) - used, " node%d:%ld", node,
 					 lk->found[node]);
 	nt_tap_diag("%s: pages found on%s", lk->label, counts);
+	return bad;
+}
+
+void nt_lk_check_placement(struct nt_lk *lk, const struct nt_policy *pol, const struct nt_vma *vma,
+			   const char *where)
+{
+	long bad = nt_lk_placement(lk, pol, vma);
+
 	nt_tap_result(bad == 0, "%s: all %zu pages on %s", lk->label, lk->r->a.npages, where);
 }
 
@@ -190,6 +236,15 @@ void nt_lk_check_data(const struct nt_lk *lk, unsigned long seed)
 		nt_tap_diag("%zu pages read back wrong", bad);
 	nt_tap_result(!bad, "%s: the data of all %zu pages reads back", lk->label,
 		      lk->r->a.npages);
+}
+
+void nt_lk_check_zeros(const struct nt_lk *lk)
+{
+	size_t bad = nt_area_verify_zero(&lk->r->a);
+
+	if (bad)
+		nt_tap_diag("%zu pages do not read as zeros", bad);
+	nt_tap_result(!bad, "%s: all %zu fresh pages read as zeros", lk->label, lk->r->a.npages);
 }
 
 void nt_lk_check_vmlck(const struct nt_lk *lk, long want_kb)
@@ -277,28 +332,46 @@ void nt_lk_check_flags(const struct nt_lk *lk, bool mlocked, bool unevictable)
 
 #define SEED	0x6c6f636bUL
 
+/* Puts "label: step" in lk->label for a composite check; saved holds the label. */
+static void step_begin(struct nt_lk *lk, const char *def, char *saved)
+{
+	memcpy(saved, lk->label, sizeof(lk->label));
+	snprintf(lk->label, sizeof(lk->label), "%.100s: %.56s", saved, lk->step ? lk->step : def);
+}
+
+static void step_end(struct nt_lk *lk, const char *saved)
+{
+	memcpy(lk->label, saved, sizeof(lk->label));
+}
+
 void nt_lk_locked(struct nt_lk *lk, const struct nt_policy *pol, const struct nt_vma *vma,
 		  long vmlck_kb, const char *where, bool drain)
 {
 	long n = lk->r->a.npages;
 	struct nt_lk_events ev = lk->extra;
+	char saved[sizeof(lk->label)];
 
+	step_begin(lk, "locked", saved);
 	ev.mlocked = plus(ev.mlocked, n);
 	ev.culled = plus(ev.culled, n);
 	nt_lk_snapshot(lk, drain);
 	nt_lk_check_placement(lk, pol, vma, where);
 	if (!lk->seed)
 		lk->seed = SEED;
-	if (!lk->filled)
+	if (lk->filled) {
+		nt_lk_check_data(lk, lk->seed);
+	} else {
+		nt_lk_check_zeros(lk);
 		nt_area_fill(&lk->r->a, lk->seed);
-	lk->filled = true;
-	nt_lk_check_data(lk, lk->seed);
+		lk->filled = true;
+	}
 	nt_lk_check_vmlck(lk, vmlck_kb);
 	nt_lk_check_smaps(lk, "Locked", lk->r->a.len / 1024);
 	nt_lk_check_nodes(lk, false, lk->found);
 	nt_lk_check_nodes(lk, true, lk->found);
 	nt_lk_check_events(lk, &ev);
 	nt_lk_check_flags(lk, true, true);
+	step_end(lk, saved);
 }
 
 /* Every page mlocked since base munlocked, every page culled rescued; plus lk->extra. */
@@ -315,8 +388,10 @@ static void released_events(const struct nt_lk *lk, struct nt_lk_events *ev)
 
 void nt_lk_unlocked(struct nt_lk *lk, long vmlck_kb)
 {
+	char saved[sizeof(lk->label)];
 	struct nt_lk_events ev;
 
+	step_begin(lk, "unlocked", saved);
 	nt_lk_snapshot(lk, false);
 	nt_lk_check_nodes(lk, false, NULL);
 	nt_lk_check_nodes(lk, true, NULL);
@@ -326,6 +401,7 @@ void nt_lk_unlocked(struct nt_lk *lk, long vmlck_kb)
 	nt_lk_check_events(lk, &ev);
 	nt_lk_check_flags(lk, false, false);
 	nt_lk_check_data(lk, lk->seed ? lk->seed : SEED);
+	step_end(lk, saved);
 }
 
 void nt_lk_munlock(struct nt_lk *lk)
@@ -339,13 +415,16 @@ void nt_lk_munlock(struct nt_lk *lk)
 
 void nt_lk_gone(struct nt_lk *lk)
 {
+	char saved[sizeof(lk->label)];
 	struct nt_lk_events ev;
 
+	step_begin(lk, "gone", saved);
 	nt_lk_snapshot(lk, true);
 	nt_lk_check_nodes(lk, false, NULL);
 	nt_lk_check_nodes(lk, true, NULL);
 	released_events(lk, &ev);
 	nt_lk_check_events(lk, &ev);
+	step_end(lk, saved);
 }
 
 int nt_lkm_init(struct nt_lkmodel *m, struct nt_lk *lk)
@@ -482,6 +561,7 @@ static void warm_up(const struct nt_topology *t, size_t len)
 	struct nt_region scratch;
 	struct nt_counters c;
 	size_t npages = len / page_size() + 16;
+	enum nt_il_rule rule;
 	uint64_t flags[4];
 	int status[4];
 	long kb;
@@ -497,6 +577,8 @@ static void warm_up(const struct nt_topology *t, size_t len)
 	memset(p, 0, npages * 64 + (1 << 20));
 	free(p);
 	touch_stack(256 << 10);
+	if (nt_kernel_il_rule(&rule))
+		nt_tap_bail("finding the kernel's interleave rule");
 	err = nt_region_map(&scratch, NT_PRIVATE_ANON, 4 * page_size(), page_size(), MAP_POPULATE);
 	if (err)
 		nt_tap_bail("mapping a scratch area: %s", strerror(-err));
@@ -537,7 +619,7 @@ size_t nt_lk_start(int argc, char **argv, size_t def, struct nt_topology *t)
 	size_t len = nt_area_size_arg(argc, argv, def);
 	int err;
 
-	nt_tap_start();
+	nt_test_start();
 	if (geteuid())
 		nt_tap_skip_all("needs root: /proc/sys/vm/stat_refresh, /proc/kpageflags and pagemap frame numbers are root's");
 	if (numa_available() < 0)

@@ -43,10 +43,13 @@ enum nt_kind {
 	 * writing replaces each with an anonymous copy (copy-on-write).
 	 */
 	NT_MEMFD_PRIVATE,
-	NT_KINDS
+	NT_KINDS,		/* the kinds above: what lock_methods covers */
+	/* MAP_SHARED of a file of a disk file system (nt_region_map_fd()): page cache */
+	NT_FILE = NT_KINDS,
+	NT_KINDS_ALL
 };
 
-extern const char *const nt_kind_names[NT_KINDS];
+extern const char *const nt_kind_names[NT_KINDS_ALL];
 
 struct nt_region {
 	struct nt_area a;	/* the mapping: nt_area_fill/verify/mbind/lock work on it */
@@ -66,6 +69,11 @@ struct nt_region {
  * 0 or -errno.
  */
 int nt_region_map(struct nt_region *r, enum nt_kind kind, size_t len, size_t align, int flags);
+/*
+ * The same for a file the caller opened (kind NT_FILE, mapped MAP_SHARED
+ * from offset 0); the region keeps a duplicate of fd, closed with it.
+ */
+int nt_region_map_fd(struct nt_region *r, int fd, size_t len, size_t align, int flags);
 /* Unmaps the mapping and its guards, closes the memfd. 0 or -errno. */
 int nt_region_unmap(struct nt_region *r);
 /*
@@ -104,7 +112,15 @@ struct nt_lk {
 	 * checked (nr_mlock's agreement with the events still is).
 	 */
 	struct nt_lk_events extra;
-	bool filled;		/* the range holds the data pattern (nt_lk_locked() wrote it) */
+	/*
+	 * What the composite checks call this step in subtest names ("label:
+	 * step: check"), so that names stay unique: NULL for "locked",
+	 * "unlocked", "gone". A test that makes the same composite check twice
+	 * sets it before each ("after move_pages").
+	 */
+	const char *step;
+	bool filled;		/* the range holds the pattern of seed (written by the caller or by
+				   nt_lk_locked()); false: it must still read as zeros */
 	unsigned long seed;	/* of the data pattern; 0: a default */
 };
 
@@ -113,10 +129,19 @@ void nt_lk_snapshot(struct nt_lk *lk, bool drain);
 /* lk->base = a fresh snapshot (drained). */
 void nt_lk_baseline(struct nt_lk *lk);
 
+/*
+ * Where the range's pages are against pol: counts them per node in
+ * lk->found, says where they were found, and returns the number of pages
+ * pol does not allow (-errno when move_pages() failed). Reports no subtest.
+ */
+long nt_lk_placement(struct nt_lk *lk, const struct nt_policy *pol, const struct nt_vma *vma);
+
 /* Single checks against lk->now and lk->base; one subtest each. */
 void nt_lk_check_placement(struct nt_lk *lk, const struct nt_policy *pol, const struct nt_vma *vma,
 			   const char *where);
 void nt_lk_check_data(const struct nt_lk *lk, unsigned long seed);
+/* Every page reads as zeros: new anonymous, shmem and memfd pages are zero-filled. */
+void nt_lk_check_zeros(const struct nt_lk *lk);
 /* VmLck moved by want_kb since base. */
 void nt_lk_check_vmlck(const struct nt_lk *lk, long want_kb);
 /* smaps field key (e.g. "Locked") of the region's VMAs is want_kb. */
@@ -137,7 +162,10 @@ void nt_lk_check_flags(const struct nt_lk *lk, bool mlocked, bool unevictable);
  * Mlocked and Unevictable (the pages found on each node), the events
  * (mlocked and culled by the range's pages, plus lk->extra) and the page
  * flags. Also right after the locked range moved (migration): everything
- * must hold just the same, on the new nodes.
+ * must hold just the same, on the new nodes. The data check: on the first
+ * call, unless the caller wrote the pattern of lk->seed itself and set
+ * lk->filled, the fresh pages must read as zeros, and the pattern is
+ * written then; later calls read it back.
  */
 #define NT_LK_LOCKED_CHECKS	8
 void nt_lk_locked(struct nt_lk *lk, const struct nt_policy *pol, const struct nt_vma *vma,

@@ -167,3 +167,46 @@ int nt_affinity_restore(const cpu_set_t *saved)
 {
 	return set_affinity(saved);
 }
+
+/* node's row of the SLIT: "10 20 20 20" in nodeN/distance, one value per online node. */
+static int distance_row(int node, const struct nt_nodemask *online, struct nt_distances *d)
+{
+	char path[96];
+	int to, v, err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), NODE_SYSFS "/node%d/distance", node);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	nt_mask_for_each(to, online) {
+		if (fscanf(f, "%d", &v) != 1 || v <= 0) {
+			err = -EINVAL;
+			break;
+		}
+		d->d[node][to] = v;
+	}
+	fclose(f);
+	return err;
+}
+
+const struct nt_distances *nt_distances(void)
+{
+	static struct nt_distances d;
+	static int state;	/* 0 not read, 1 read, -1 unreadable */
+	struct nt_nodemask online;
+	int node;
+
+	if (state)
+		return state > 0 ? &d : NULL;
+	state = -1;
+	if (read_mask(NODE_SYSFS "/online", &online))
+		return NULL;
+	nt_mask_for_each(node, &online)
+		if (distance_row(node, &online, &d)) {
+			memset(&d, 0, sizeof(d));
+			return NULL;
+		}
+	state = 1;
+	return &d;
+}

@@ -5,6 +5,7 @@
 
 #include <sched.h>
 
+#include "expect.h"
 #include "nodemask.h"
 
 struct nt_topology {
@@ -35,5 +36,10 @@ int nt_run_on_node(int node, cpu_set_t *saved);
  */
 int nt_pin_cpu(int node, cpu_set_t *saved);
 int nt_affinity_restore(const cpu_set_t *saved);
+/*
+ * The machine's SLIT distances between online nodes, read once from
+ * /sys/devices/system/node/nodeN/distance; NULL when they cannot be read.
+ */
+const struct nt_distances *nt_distances(void);
 
 #endif

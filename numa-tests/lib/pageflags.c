@@ -124,3 +124,26 @@ long nt_check_flags(const void *start, size_t npages, size_t page_size,
 		nt_tap_diag("... %ld pages in all", bad);
 	return err ? err : bad;
 }
+
+int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *pfns)
+{
+	size_t base = sysconf(_SC_PAGESIZE), step = page_size / base, i;
+	uint64_t entry;
+	int fd, err = 0;
+	off_t off;
+
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; !err && i < npages; i++) {
+		off = ((uintptr_t)start / base + i * step) * sizeof(entry);
+		if (pread(fd, &entry, sizeof(entry), off) != sizeof(entry))
+			err = -EIO;
+		else if ((entry & PM_PRESENT) && !(entry & PM_PFN_MASK))
+			err = -EPERM;	/* frame numbers hidden: not root */
+		else
+			pfns[i] = entry & PM_PRESENT ? entry & PM_PFN_MASK : 0;
+	}
+	close(fd);
+	return err;
+}

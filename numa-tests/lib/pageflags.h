@@ -19,6 +19,7 @@
 #define NT_KPF_LRU		5
 #define NT_KPF_COMPOUND_HEAD	15
 #define NT_KPF_COMPOUND_TAIL	16
+#define NT_KPF_HUGE		17
 #define NT_KPF_UNEVICTABLE	18
 #define NT_KPF_THP		22
 #define NT_KPF_MLOCKED		33
@@ -34,6 +35,13 @@
  * (-EPERM when pagemap hides frame numbers: not root).
  */
 int nt_pages_flags(const void *start, size_t npages, size_t page_size, uint64_t *flags);
+
+/*
+ * The frame number behind each of npages pages of page_size from start
+ * (pagemap, root only), 0 for a page not present. 0 or -errno (-EPERM when
+ * pagemap hides frame numbers).
+ */
+int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *pfns);
 
 /* What a range of pages must show. */
 struct nt_flags_want {

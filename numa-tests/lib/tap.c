@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 struct tap_state {
 	unsigned int planned, done, failed;
 	pid_t owner;		/* the process that started TAP */
+	char last[160];		/* the name of the last subtest reported */
 };
 
 static struct tap_state private_state;
@@ -128,7 +131,11 @@ void nt_tap_skip_all(const char *fmt, ...)
 static void result(const char *status, const char *fmt, va_list ap, const char *reason)
 {
 	char prefix[32];
+	va_list copy;
 
+	va_copy(copy, ap);
+	vsnprintf(st->last, sizeof(st->last), fmt, copy);
+	va_end(copy);
 	snprintf(prefix, sizeof(prefix), "%s %u - ", status, ++st->done);
 	line(prefix, fmt, ap, reason);
 }
@@ -200,13 +207,29 @@ unsigned int nt_tap_count(void)
 	return st->done;
 }
 
+const char *nt_tap_last(void)
+{
+	return st->done ? st->last : "none yet";
+}
+
+bool nt_tap_owner(void)
+{
+	return st->owner == getpid();
+}
+
 pid_t nt_tap_fork(void)
 {
+	pid_t pid;
+
 	if (st == &private_state)
 		nt_tap_bail("nt_tap_fork() before nt_tap_start(), or no shared page for the counters");
 	if (fflush(NULL))
 		nt_tap_bail("flushing output before fork()");
-	return fork();
+	pid = fork();
+	/* A child must not outlive a parent that gave up (a watchdog, a bail). */
+	if (!pid && prctl(PR_SET_PDEATHSIG, SIGKILL))
+		_exit(BAIL_STATUS);
+	return pid;
 }
 
 static void describe_status(int status, char *buf, size_t len)

@@ -57,6 +57,10 @@ int nt_tap_wait(pid_t pid, unsigned int until, const char *what);
 int nt_tap_resume(void);
 /* Subtests reported so far (the number of the last one). */
 unsigned int nt_tap_count(void);
+/* The name of the last subtest reported, by this process or a child ("none yet"). */
+const char *nt_tap_last(void);
+/* Whether this is the process that called nt_tap_start(), not a child of it. */
+bool nt_tap_owner(void);
 /* Exit status: 1 if a test failed or the plan was not met, else 0. */
 int nt_tap_finish(void);
 

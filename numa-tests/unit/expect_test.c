@@ -325,7 +325,11 @@ static void test_rebind(void)
 	mems = mask_of("2-3");
 	nt_mpol_rebind(&mp, &mems);
 	is_mask(&mp.pol.nodes, "2-3", "rebind: static 1, mems -> 2-3 uses all of 2-3");
-	/* 6.1's mpol_rebind_preferred() keeps the node. */
+	/*
+	 * Preferred, as the admin guide says: "the preferred node (Preferred)
+	 * ... is remapped to the new set of allowed nodes": 1 is the second
+	 * node of 0-3, so the second node of 2-3, node 3.
+	 */
 	u.mode = MPOL_PREFERRED;
 	u.flags = 0;
 	u.nodes = mask_of("1");
@@ -333,7 +337,31 @@ static void test_rebind(void)
 	nt_mpol_install(&mp, &u, &mems, &mem);
 	mems = mask_of("2-3");
 	nt_mpol_rebind(&mp, &mems);
-	is_mask(&mp.pol.nodes, "1", "rebind: preferred 1, mems -> 2-3 still names node 1");
+	is_mask(&mp.pol.nodes, "3", "rebind: preferred 1, mems 0-3 -> 2-3 is remapped to node 3");
+	/* The known deviation of 6.1 and 6.12: mpol_rebind_preferred() keeps the node. */
+	mems = mask_of("0-3");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("2-3");
+	nt_mpol_rebind_keep_preferred(&mp, &mems);
+	is_mask(&mp.pol.nodes, "1", "rebind, kept as 6.1 does: preferred 1, mems -> 2-3 still names node 1");
+	/* Static 1: not in 2-3, so the Default policy (local allocation); back in 0-3, node 1. */
+	u.flags = MPOL_F_STATIC_NODES;
+	mems = mask_of("0-3");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("2-3");
+	nt_mpol_rebind(&mp, &mems);
+	is_long(mp.pol.mode, MPOL_LOCAL, "rebind: static preferred 1, mems -> 2-3 allocates locally");
+	mems = mask_of("0-3");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "1", "rebind: static preferred 1, mems back to 0-3 prefers node 1 again");
+	/* Relative 1: the second node of the mems, 3 in 2-3. */
+	u.flags = MPOL_F_RELATIVE_NODES;
+	mems = mask_of("0-3");
+	nt_mpol_install(&mp, &u, &mems, &mem);
+	mems = mask_of("2-3");
+	nt_mpol_rebind(&mp, &mems);
+	is_mask(&mp.pol.nodes, "3", "rebind: relative preferred 1, mems -> 2-3 prefers node 3");
+	is_long(mp.pol.flags, MPOL_F_RELATIVE_NODES, "rebind: and keeps its flag");
 }
 
 /* The local node decides default, local, bind to a set and preferred-many. */
@@ -365,6 +393,40 @@ static void test_local(void)
 	nt_vma_set_local(&vma, NT_NODE_ANY);
 	is_long(nt_expect_node(&pol, &vma, a, PAGE_SHIFT), NT_NODE_INVALID,
 		"local: default policy with the local node unknown: not modelled");
+}
+
+/*
+ * The nearest node of a set, by distance from the local node: a ring of
+ * four, 0-1-2-3-0 at 20, across at 30 (like the 4node-ring topology).
+ */
+static void test_nearest(void)
+{
+	static struct nt_distances ring;
+	struct nt_policy pol = { .mode = MPOL_BIND, .nodes = mask_of("1-2") };
+	unsigned long a = 0x7f0000001000UL;
+	struct nt_nodemask near;
+	struct nt_vma vma;
+	int i, j;
+
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 4; j++)
+			ring.d[i][j] = i == j ? 10 : (i - j + 4) % 4 == 2 ? 30 : 20;
+	nt_vma_anon(&vma, a, PAGE_SHIFT, NT_IL_INDEX_U32);
+	nt_vma_set_local(&vma, 0);
+	nt_tap_result(nt_expect_ok(&pol, &vma, a, PAGE_SHIFT, 2),
+		      "nearest: bind 1-2 from node 0, distances unknown: node 2 is right too");
+	nt_vma_set_distances(&vma, &ring);
+	nt_tap_result(nt_expect_ok(&pol, &vma, a, PAGE_SHIFT, 1) &&
+		      !nt_expect_ok(&pol, &vma, a, PAGE_SHIFT, 2),
+		      "nearest: bind 1-2 from node 0 on the ring: node 1 (20), not node 2 (30)");
+	pol.nodes = mask_of("1,3");
+	nt_tap_result(nt_expect_ok(&pol, &vma, a, PAGE_SHIFT, 1) &&
+		      nt_expect_ok(&pol, &vma, a, PAGE_SHIFT, 3),
+		      "nearest: bind 1,3 from node 0 on the ring: a tie at 20, either is right");
+	nt_nearest(&ring, 2, &pol.nodes, &near);
+	is_mask(&near, "1,3", "nearest: of 1,3 from node 2 on the ring: both, at 20");
+	nt_nearest(&ring, -1, &pol.nodes, &near);
+	is_mask(&near, "1,3", "nearest: from an unknown node: the whole set");
 }
 
 /* do_migrate_pages(): the comment's own examples, and a superset. */
@@ -409,7 +471,7 @@ static void test_file(void)
 int main(void)
 {
 	nt_tap_start();
-	nt_tap_plan(40 + 6 + 12 + 9 + 6 + 6 + 2);
+	nt_tap_plan(40 + 6 + 12 + 14 + 6 + 5 + 6 + 2);
 	test_nodemask();
 	test_index();
 	test_index_thp();
@@ -421,6 +483,7 @@ int main(void)
 	test_install();
 	test_rebind();
 	test_local();
+	test_nearest();
 	test_migrate();
 	test_file();
 	return nt_tap_finish();
