@@ -1,228 +1,496 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Concurrent mlock() and munlock() of overlapping ranges from threads pinned
- * to CPUs of different nodes: whatever order the per-CPU batches are drained
- * in, the final state must be exact.
+ * Processes on CPUs of different nodes lock, unlock, unmap, exit and
+ * migrate memory they share, all at once, for a bounded time: when they are
+ * done and everything is unlocked, every counter must be back at its
+ * baseline per node, no page may be lost, and (on the debug flavour) the
+ * kernel log must stay clean (run-guest fails the run on a splat).
  *
- * A range interleaved over every usable memory node (VMA policy) is faulted
- * in. One thread per node with a CPU (at least two, on two CPUs; at most
- * MAX_THREADS), each pinned to a CPU of its node, repeatedly mlocks and
- * munlocks its own two-thirds of the range, each starting a different
- * number of pages in, so every page is locked and unlocked by several
- * threads at once; between calls each also munlocks a slice of its
- * neighbour's range. Each thread stops after ITERATIONS rounds or
- * RUN_SECONDS, whichever comes first; an alarm ends the test (as a failure)
- * if they have not stopped within WATCHDOG_SECONDS.
+ * Threads of one process would not race: mlock() and munlock() take the
+ * mm's mmap_lock for writing. Here each worker is a process of its own,
+ * pinned to a CPU of a different node, so that the per-CPU mlock batches of
+ * several CPUs hold pages of the same node (the same lruvec) at once.
+ * Shared with every worker, interleaved over every usable memory node and
+ * filled with a pattern by the parent before the fork:
+ *   a memfd mapped shared, a SysV segment, a shared anonymous mapping;
+ * and each worker's own private anonymous area, filled with its pattern.
+ * Each worker runs at most ROUNDS rounds or RUN_S seconds; a round is, on a
+ * pseudo-random range of up to 64 pages of a pseudo-random area, mostly one
+ * of mlock(), munlock() and move_pages(), and one round in HEAVY_EVERY one
+ * of the heavier ones in turn:
+ *   mlockall(MCL_CURRENT)+munlockall()
+ *   munmap() and mmap() of part of its private area (the new part filled)
+ *   a child that mlock()s part of a shared area and exits
+ *   mbind(MPOL_MF_MOVE) of part of its private area to another node
+ *   migrate_pages() of all its pages to another node
+ *   compaction (/proc/sys/vm/compact_memory; worker 0, now and then).
+ * Half-way through the parent takes one CPU offline (the highest one that
+ * can go), so that its batch is drained from another CPU while the others
+ * go on, and brings it back at the end.
+ * Then each worker calls munlockall(), checks its VmLck and smaps Locked are
+ * 0 and that the data of every area reads back, and exits. The parent drains
+ * every CPU and checks, against its baseline: per-node Mlocked and
+ * Unevictable, nr_mlock, nr_mlock = mlocked - munlocked - stranded - cleared,
+ * the shared areas' data and page flags.
  *
- * Then, with every CPU drained (the threads' last munlocks may sit on their
- * CPUs' batches):
- * - mlock() of the whole range: one VMA again, smaps Locked and VmLck the
- *   whole range, per-node Mlocked and Unevictable exactly the pages found on
- *   each node, every page KPF_MLOCKED and KPF_UNEVICTABLE, and nr_mlock
- *   equal to mlocked - munlocked - stranded - cleared (the events' counts
- *   depend on the interleaving; that identity does not);
- * - munlock() of the whole range: everything back at its baseline, every
- *   page's flags clear, the data intact.
- * For private anonymous memory and for a memfd.
+ * Not raced here, and why: reclaim (the guests have no swap, so locked
+ * pages' anonymous and shmem neighbours are never reclaimed); THP splits
+ * (thp_partial_locked).
  *
- * Usage: concurrent_mlock [-s SIZE]  (or NUMA_TESTS_AREA_SIZE; default 1M)
- * Needs root and two CPUs.
+ * Usage: concurrent_mlock [-s SIZE]  (each area; default 1M)
+ * Needs root and two CPUs this task may run on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <numa.h>
 #include <numaif.h>
-#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
-#include <time.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "counters.h"
+#include "handshake.h"
+#include "harness.h"
+#include "hotplug.h"
 #include "locked.h"
+#include "pageflags.h"
+#include "placement.h"
+#include "snapshot.h"
+#include "sysfile.h"
 #include "tap.h"
-#include "values.h"
 
-#define DEFAULT_SIZE		(1UL << 20)
-#define MAX_THREADS		8
-#define ITERATIONS		200
-#define RUN_SECONDS		2
-#define WATCHDOG_SECONDS	120
-#define SEED			0x72616365UL
-#define KIND_CHECKS		17
+#define DEFAULT_SIZE	(1UL << 20)
+#define MAX_WORKERS	4
+#define ROUNDS		3000
+#define RUN_S		6.0
+#define WAIT_S		120
+#define NSHARED		3
+#define CHECKS		8
 
-static const enum nt_kind kinds[] = { NT_PRIVATE_ANON, NT_MEMFD };
+enum op { OP_MLOCK, OP_MUNLOCK, OP_MLOCKALL, OP_REMAP, OP_EXIT, OP_MOVE, OP_MBIND,
+	  OP_MIGRATE, OP_COMPACT, NOPS };
 
-struct worker {
-	pthread_t thread;
-	int cpu;
-	struct nt_area *a;
-	size_t first, n;		/* its own pages */
-	size_t other_first, other_n;	/* a slice of its neighbour's */
-	unsigned int rounds;
-	int err;
+static const char *const op_names[NOPS] = {
+	"mlock", "munlock", "mlockall", "munmap+mmap", "child exit", "move_pages",
+	"mbind(MPOL_MF_MOVE)", "migrate_pages", "compaction",
 };
 
-static double now(void)
-{
-	struct timespec ts;
+static const char *const shared_names[NSHARED] = {
+	"memfd shared", "SysV shm", "shared anonymous",
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+struct worker_res {
+	int cpu, ready, done;
+	long rounds, ops[NOPS];
+	long bad_data;		/* pages of any area that read back wrong */
+	long vmlck_kb, locked_kb;	/* after munlockall() */
+	int err;		/* -errno of the first call that failed */
+	char what[48];		/* that call */
+};
+
+struct shared_state {
+	int go, stop;
+	struct worker_res w[MAX_WORKERS];
+};
+
+static struct {
+	struct nt_topology t;
+	struct nt_nodemask nodes;	/* usable memory nodes */
+	size_t len, page;
+	char *area[NSHARED];
+	int memfd, shmid;
+	int cpus[MAX_WORKERS], nworkers;
+	struct shared_state *sh;
+	int offlined;			/* CPU to bring back, -1 */
+} g = { .memfd = -1, .shmid = -1, .offlined = -1 };
+
+static void cleanup(void)
+{
+	if (g.offlined >= 0 && nt_cpu_set_online(g.offlined, true))
+		fprintf(stderr, "concurrent_mlock: cannot bring cpu%d back online\n", g.offlined);
+	g.offlined = -1;
 }
 
-static void *work(void *arg)
+static unsigned long pattern(int area, size_t page)
 {
-	struct worker *w = arg;
-	size_t ps = w->a->page_size;
-	char *own = w->a->addr + w->first * ps, *other = w->a->addr + w->other_first * ps;
-	double end = now() + RUN_SECONDS;
+	return (area + 1) * 0x100000001b3UL ^ (page + 1) * 0x9e3779b97f4a7c15UL;
+}
+
+static void fill(char *p, size_t npages, int area, size_t first)
+{
+	size_t i;
+
+	for (i = 0; i < npages; i++)
+		*(unsigned long *)(p + i * g.page) = pattern(area, first + i);
+}
+
+static long verify(const char *p, size_t npages, int area)
+{
+	long bad = 0;
+	size_t i;
+
+	for (i = 0; i < npages; i++)
+		bad += *(const unsigned long *)(p + i * g.page) != pattern(area, i);
+	return bad;
+}
+
+/* xorshift: the same sequence of choices every run, whatever the timing. */
+static unsigned long next_rand(unsigned long *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int random_node(unsigned long *s)
+{
+	return nt_mask_nth(&g.nodes, next_rand(s) % nt_mask_weight(&g.nodes));
+}
+
+static void fail(struct worker_res *r, const char *what, int err)
+{
+	if (!r->err) {
+		r->err = err ? err : -EIO;
+		snprintf(r->what, sizeof(r->what), "%s", what);
+	}
+}
+
+/* A child of the worker: locks part of a shared area and exits with it locked. */
+static void exit_child(struct worker_res *r, char *p, size_t len)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		fail(r, "fork", -errno);
+		return;
+	}
+	if (!pid)
+		_exit(mlock(p, len) ? 1 : 0);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		fail(r, "the locking child", -EIO);
+}
+
+static void move_some(struct worker_res *r, char *p, size_t npages, unsigned long *s)
+{
+	void *pages[8];
+	int nodes[8], status[8], i;
+
+	for (i = 0; i < 8; i++) {
+		pages[i] = p + (next_rand(s) % npages) * g.page;
+		nodes[i] = random_node(s);
+	}
+	/* Per-page failures (a page mapped by others: -EACCES) are no error. */
+	if (move_pages(0, 8, pages, nodes, status, MPOL_MF_MOVE) < 0)
+		fail(r, "move_pages", -errno);
+}
+
+/*
+ * Mostly mlock(), munlock() and move_pages() of small ranges, which race in
+ * the batches; one round in HEAVY_EVERY one of the heavy operations in turn
+ * (each of them walks or moves whole areas).
+ */
+#define HEAVY_EVERY	12
+static const enum op light[] = { OP_MLOCK, OP_MUNLOCK, OP_MLOCK, OP_MOVE, OP_MUNLOCK };
+static const enum op heavy[] = { OP_MLOCKALL, OP_REMAP, OP_EXIT, OP_MBIND, OP_MIGRATE,
+				 OP_COMPACT };
+
+static enum op pick_op(int id, long round)
+{
+	long r = round + id;
+
+	if (r % HEAVY_EVERY == HEAVY_EVERY - 1)
+		return heavy[(r / HEAVY_EVERY) % (sizeof(heavy) / sizeof(heavy[0]))];
+	return light[r % (sizeof(light) / sizeof(light[0]))];
+}
+
+static void one_round(int id, struct worker_res *r, char *priv, unsigned long *s)
+{
+	size_t npages = g.len / g.page, first = next_rand(s) % npages;
+	size_t n = 1 + next_rand(s) % (npages - first < 64 ? npages - first : 64);
+	int which = next_rand(s) % (NSHARED + 1), node;
+	char *area = which == NSHARED ? priv : g.area[which];
+	char *p = area + first * g.page;
+	struct nt_nodemask one;
+	enum op op = pick_op(id, r->rounds);
+
+	switch (op) {
+	case OP_MLOCK:
+		if (mlock(p, n * g.page))
+			fail(r, "mlock", -errno);
+		break;
+	case OP_MUNLOCK:
+		if (munlock(p, n * g.page))
+			fail(r, "munlock", -errno);
+		break;
+	case OP_MLOCKALL:
+		if (mlockall(MCL_CURRENT) || munlockall())
+			fail(r, "mlockall/munlockall", -errno);
+		break;
+	case OP_REMAP:
+		p = priv + first * g.page;
+		if (munmap(p, n * g.page) ||
+		    mmap(p, n * g.page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != p) {
+			fail(r, "munmap+mmap", -errno);
+			break;
+		}
+		fill(p, n, NSHARED + id, first);
+		break;
+	case OP_EXIT:
+		exit_child(r, g.area[which % NSHARED] + first * g.page, n * g.page);
+		break;
+	case OP_MOVE:
+		move_some(r, area, npages, s);
+		break;
+	case OP_MBIND:
+		nt_mask_clear(&one);
+		nt_mask_set(&one, random_node(s));
+		if (mbind(priv + first * g.page, n * g.page, MPOL_BIND, one.bits, NT_MASK_MAXNODE,
+			  MPOL_MF_MOVE))
+			fail(r, "mbind(MPOL_MF_MOVE)", -errno);
+		break;
+	case OP_MIGRATE:
+		node = random_node(s);
+		nt_mask_clear(&one);
+		nt_mask_set(&one, node);
+		if (migrate_pages(0, NT_MASK_MAXNODE, g.nodes.bits, one.bits) < 0)
+			fail(r, "migrate_pages", -errno);
+		break;
+	default:
+		if (id == 0 && r->ops[OP_COMPACT] < 8 && nt_file_write("/proc/sys/vm/compact_memory", "1"))
+			fail(r, "compact_memory", -EIO);
+		break;
+	}
+	r->ops[op]++;
+}
+
+static void __attribute__((noreturn)) worker(int id)
+{
+	struct worker_res *r = &g.sh->w[id];
+	struct nt_policy il = { .mode = MPOL_INTERLEAVE, .nodes = g.nodes };
+	unsigned long seed = 0x9e3779b97f4a7c15UL * (id + 1);
+	double end;
 	cpu_set_t one;
+	char *priv;
+	int i;
 
 	CPU_ZERO(&one);
-	CPU_SET(w->cpu, &one);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one)) {
-		w->err = EINVAL;
-		return NULL;
+	CPU_SET(g.cpus[id], &one);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || sched_setaffinity(0, sizeof(one), &one))
+		_exit(3);
+	r->cpu = g.cpus[id];
+	priv = mmap(NULL, g.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (priv == MAP_FAILED || mbind(priv, g.len, il.mode, il.nodes.bits, NT_MASK_MAXNODE, 0))
+		_exit(3);
+	fill(priv, g.len / g.page, NSHARED + id, 0);
+	nt_flag_set(&r->ready, 1);
+	if (!nt_flag_wait(&g.sh->go, 1, WAIT_S))
+		_exit(4);
+	end = nt_now_s() + RUN_S;
+	while (r->rounds < ROUNDS && nt_now_s() < end && !nt_flag_get(&g.sh->stop) && !r->err) {
+		one_round(id, r, priv, &seed);
+		r->rounds++;
 	}
-	while (w->rounds < ITERATIONS && now() < end && !w->err) {
-		if (mlock(own, w->n * ps) || munlock(other, w->other_n * ps) ||
-		    munlock(own, w->n * ps))
-			w->err = errno;
-		w->rounds++;
+	if (munlockall())
+		fail(r, "munlockall", -errno);
+	if (nt_vmlck_read(&r->vmlck_kb))
+		fail(r, "reading VmLck", -EIO);
+	r->locked_kb = 0;
+	for (i = 0; i < NSHARED; i++) {
+		long kb = 0;
+
+		if (nt_smaps_sum(g.area[i], g.len, "Locked", &kb, NULL))
+			fail(r, "reading smaps", -EIO);
+		r->locked_kb += kb;
+		r->bad_data += verify(g.area[i], g.len / g.page, i);
 	}
-	return NULL;
+	r->bad_data += verify(priv, g.len / g.page, NSHARED + id);
+	nt_flag_set(&r->done, 1);
+	_exit(0);
 }
 
-/* One CPU of each node that has one, or two CPUs of one node; 0 when there are not two. */
-static int pick_cpus(const struct nt_topology *t, int *cpus)
+/* The shared areas: mapped, interleaved and filled before the workers fork. */
+static void make_shared(void)
 {
-	cpu_set_t set, allowed;
+	struct nt_policy il = { .mode = MPOL_INTERLEAVE, .nodes = g.nodes };
+	int i;
+
+	g.memfd = memfd_create("concurrent_mlock", MFD_CLOEXEC);
+	if (g.memfd < 0 || ftruncate(g.memfd, g.len))
+		nt_tap_bail("memfd: %s", strerror(errno));
+	g.area[0] = mmap(NULL, g.len, PROT_READ | PROT_WRITE, MAP_SHARED, g.memfd, 0);
+	g.shmid = shmget(IPC_PRIVATE, g.len, IPC_CREAT | 0600);
+	if (g.shmid < 0)
+		nt_tap_bail("shmget: %s", strerror(errno));
+	g.area[1] = shmat(g.shmid, NULL, 0);
+	shmctl(g.shmid, IPC_RMID, NULL);
+	g.area[2] = mmap(NULL, g.len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	for (i = 0; i < NSHARED; i++) {
+		if (g.area[i] == MAP_FAILED || g.area[i] == (void *)-1)
+			nt_tap_bail("mapping the %s area: %s", shared_names[i], strerror(errno));
+		if (mbind(g.area[i], g.len, il.mode, il.nodes.bits, NT_MASK_MAXNODE, 0))
+			nt_tap_bail("mbind of the %s area: %s", shared_names[i], strerror(errno));
+		fill(g.area[i], g.len / g.page, i, 0);
+	}
+}
+
+/* One CPU of each node with CPUs, then any others, up to MAX_WORKERS; at least two. */
+static int pick_cpus(void)
+{
+	cpu_set_t allowed, set, used;
 	int node, cpu, n = 0;
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		return 0;
-	nt_mask_for_each(node, &t->online) {
-		if (n == MAX_THREADS || nt_node_cpus(node, &set) <= 0)
+		nt_tap_bail("sched_getaffinity: %s", strerror(errno));
+	CPU_ZERO(&used);
+	nt_mask_for_each(node, &g.t.online) {
+		if (n == MAX_WORKERS || nt_node_cpus(node, &set) <= 0)
 			continue;
 		for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &set) && CPU_ISSET(cpu, &allowed))
+			if (CPU_ISSET(cpu, &set) && CPU_ISSET(cpu, &allowed)) {
+				g.cpus[n++] = cpu;
+				CPU_SET(cpu, &used);
 				break;
-		if (cpu < CPU_SETSIZE)
-			cpus[n++] = cpu;
+			}
 	}
-	for (cpu = 0; n == 1 && cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &allowed) && cpu != cpus[0])
-			cpus[n++] = cpu;
-	return n >= 2 ? n : 0;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++)
+		if (CPU_ISSET(cpu, &allowed) && !CPU_ISSET(cpu, &used))
+			g.cpus[n++] = cpu;
+	return n;
 }
 
-static void stress(struct nt_region *r, const int *cpus, int nthreads, const char *label)
+/* Half-way: the highest CPU that can go offline goes, while the workers run. */
+static void offline_one(double until)
 {
-	struct worker w[MAX_THREADS];
-	size_t np = r->a.npages, n = np * 2 / 3, step = (np - n) / (nthreads - 1);
-	double start = now();
+	int cpu;
+
+	while (nt_now_s() < until)
+		usleep(20000);
+	for (cpu = CPU_SETSIZE - 1; cpu > 0; cpu--)
+		if (nt_cpu_hotpluggable(cpu) && nt_cpu_online(cpu) == 1)
+			break;
+	if (cpu <= 0) {
+		nt_tap_diag("no CPU can go offline here: none taken offline");
+		return;
+	}
+	if (nt_cpu_set_online(cpu, false)) {
+		nt_tap_diag("cpu%d would not go offline", cpu);
+		return;
+	}
+	g.offlined = cpu;
+	nt_tap_diag("cpu%d taken offline half-way", cpu);
+}
+
+static void check_end(const struct nt_counters *base, long bad_shared)
+{
+	struct nt_flags_want clear = { 0 };
+	struct nt_counters end;
+	long bad_flags = 0;
 	bool ok = true;
 	int i;
 
-	for (i = 0; i < nthreads; i++)
-		w[i] = (struct worker){ .cpu = cpus[i], .a = &r->a, .first = i * step, .n = n };
-	/* The middle half of the next thread's range. */
-	for (i = 0; i < nthreads; i++) {
-		w[i].other_first = w[(i + 1) % nthreads].first + n / 4;
-		w[i].other_n = n / 2;
+	nt_snapshot(&end, &g.t.online, true);
+	for (i = 0; i < NSHARED; i++) {
+		long b = nt_check_flags(g.area[i], g.len / g.page, g.page, &clear);
+
+		bad_flags += b < 0 ? 1 : b;
 	}
-	for (i = 0; i < nthreads; i++)
-		if (pthread_create(&w[i].thread, NULL, work, &w[i]))
-			nt_tap_bail("%s: pthread_create failed", label);
-	for (i = 0; i < nthreads; i++) {
-		pthread_join(w[i].thread, NULL);
-		nt_tap_diag("%s: thread on CPU %d: pages %zu-%zu and %zu-%zu of the other, %u rounds%s%s",
-			    label, w[i].cpu, w[i].first, w[i].first + w[i].n - 1, w[i].other_first,
-			    w[i].other_first + w[i].other_n - 1, w[i].rounds,
-			    w[i].err ? ", error " : "", w[i].err ? strerror(w[i].err) : "");
-		ok = ok && !w[i].err && w[i].rounds > 0;
+	nt_tap_result(!bad_shared, "every page of the shared areas reads back after the stress (%ld wrong)",
+		      bad_shared);
+	nt_tap_result(!bad_flags, "no page of the shared areas KPF_MLOCKED or KPF_UNEVICTABLE at the end");
+	nt_tap_result(nt_nodes_moved(&g.t.online, end.mlocked_kb, base->mlocked_kb, NULL,
+				     g.page / 1024, "Mlocked"),
+		      "every node's Mlocked back at its baseline");
+	nt_tap_result(nt_nodes_moved(&g.t.online, end.unevictable_kb, base->unevictable_kb, NULL,
+				     g.page / 1024, "Unevictable"),
+		      "every node's Unevictable back at its baseline");
+	if (end.vmstat[NT_NR_MLOCK] != base->vmstat[NT_NR_MLOCK]) {
+		nt_tap_diag("nr_mlock %+ld", end.vmstat[NT_NR_MLOCK] - base->vmstat[NT_NR_MLOCK]);
+		ok = false;
 	}
-	nt_tap_result(ok, "%s: %d threads on CPUs of different nodes mlocked and munlocked overlapping ranges (%.1f s)",
-		      label, nthreads, now() - start);
-}
-
-static void check_vmas(struct nt_lk *lk, const char *step)
-{
-	long kb;
-	int vmas = -1;
-
-	nt_smaps_sum(lk->r->a.addr, lk->r->a.len, "Rss", &kb, &vmas);
-	nt_tap_result(vmas == 1, "%s: %s: one VMA again", lk->label, step);
-}
-
-static int cpus[MAX_THREADS], nthreads;
-
-static void run_kind(const struct nt_topology *t, size_t len, int local_node, void *arg)
-{
-	enum nt_kind kind = *(const enum nt_kind *)arg;
-	struct nt_lk_events any = {
-		NT_LK_ANY, NT_LK_ANY, NT_LK_ANY, NT_LK_ANY, NT_LK_ANY, NT_LK_ANY,
-	};
-	struct nt_policy pol = { .mode = MPOL_INTERLEAVE, .nodes = t->allowed };
-	struct nt_lk lk = { .t = t };
-	struct nt_region r;
-	struct nt_vma vma;
-	int err;
-
-	/* The threads leave the main thread's CPU; it stays pinned. */
-	alarm(WATCHDOG_SECONDS);
-	snprintf(lk.label, sizeof(lk.label), "%s", nt_kind_names[kind]);
-	lk.r = &r;
-	nt_lk_map(&lk, kind, len, &pol, false, local_node, &vma);
-	nt_area_fill(&r.a, SEED);
-	nt_lk_baseline(&lk);
-	stress(&r, cpus, nthreads, lk.label);
-
-	/* The threads' last munlocks may still sit on their CPUs' batches. */
-	if (nt_drain_all())
-		nt_tap_bail("draining the CPUs' batches");
-	err = nt_area_lock(&r.a);
-	if (err)
-		nt_tap_bail("%s: mlock: %s", lk.label, strerror(-err));
-	nt_lk_snapshot(&lk, false);
-	nt_lk_check_placement(&lk, &pol, &vma, "their interleave node");
-	check_vmas(&lk, "mlock of the whole range");
-	nt_lk_check_smaps(&lk, "Locked", len / 1024);
-	nt_lk_check_vmlck(&lk, len / 1024);
-	nt_lk_check_nodes(&lk, false, lk.found);
-	nt_lk_check_nodes(&lk, true, lk.found);
-	nt_lk_check_events(&lk, &any);
-	nt_lk_check_flags(&lk, true, true);
-
-	err = nt_area_unlock(&r.a);
-	if (err)
-		nt_tap_bail("%s: munlock: %s", lk.label, strerror(-err));
-	nt_lk_snapshot(&lk, false);
-	check_vmas(&lk, "munlock of the whole range");
-	nt_lk_check_smaps(&lk, "Locked", 0);
-	nt_lk_check_vmlck(&lk, 0);
-	nt_lk_check_nodes(&lk, false, NULL);
-	nt_lk_check_nodes(&lk, true, NULL);
-	nt_lk_check_events(&lk, &any);
-	nt_lk_check_flags(&lk, false, false);
-	nt_lk_check_data(&lk, SEED);
-	nt_region_unmap(&r);
+	ok = nt_events_agree(&end, base, "after the stress") && ok;
+	nt_tap_result(ok, "nr_mlock back at its baseline, and moved by mlocked - munlocked - stranded - cleared");
 }
 
 int main(int argc, char **argv)
 {
-	unsigned int i, nkinds = sizeof(kinds) / sizeof(kinds[0]);
-	struct nt_topology t;
-	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
+	struct nt_counters base;
+	pid_t pids[MAX_WORKERS];
+	long bad = 0, vm = 0, rounds;
+	bool ok = true;
+	int i, k, status;
+	char line[256];
+	size_t used;
 
-	nthreads = pick_cpus(&t, cpus);
-	if (!nthreads)
+	g.len = nt_lk_start(argc, argv, DEFAULT_SIZE, &g.t);
+	g.page = sysconf(_SC_PAGESIZE);
+	g.nodes = g.t.allowed;
+	if (nt_mask_empty(&g.nodes))
+		nt_tap_skip_all("no memory node this task may use");
+	g.nworkers = pick_cpus();
+	if (g.nworkers < 2)
 		nt_tap_skip_all("needs two CPUs this task may run on");
-	if (len / sysconf(_SC_PAGESIZE) < (size_t)3 * nthreads)
-		nt_tap_skip_all("the range needs at least 3 pages per thread");
-	nt_tap_plan(nkinds * KIND_CHECKS);
-	for (i = 0; i < nkinds; i++)
-		nt_lk_in_child(&t, len, KIND_CHECKS, nt_kind_names[kinds[i]], run_kind,
-			       (void *)&kinds[i]);
+	g.sh = mmap(NULL, sizeof(*g.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g.sh == MAP_FAILED)
+		nt_tap_bail("mmap: %s", strerror(errno));
+	nt_cleanup_push(cleanup);
+	nt_tap_plan(CHECKS);
+	make_shared();
+	nt_snapshot(&base, &g.t.online, true);
+	for (i = 0; i < g.nworkers; i++) {
+		fflush(NULL);
+		pids[i] = fork();
+		if (pids[i] < 0)
+			nt_tap_bail("fork: %s", strerror(errno));
+		if (!pids[i])
+			worker(i);
+	}
+	for (i = 0; i < g.nworkers; i++)
+		if (!nt_flag_wait(&g.sh->w[i].ready, 1, WAIT_S))
+			nt_tap_bail("worker %d did not get ready", i);
+	nt_flag_set(&g.sh->go, 1);
+	offline_one(nt_now_s() + RUN_S / 2);
+	for (i = 0; i < g.nworkers; i++) {
+		struct worker_res *r = &g.sh->w[i];
+
+		if (waitpid(pids[i], &status, 0) != pids[i])
+			nt_tap_bail("waitpid: %s", strerror(errno));
+		used = snprintf(line, sizeof(line), "worker %d on cpu%d: %ld rounds:", i, r->cpu,
+				r->rounds);
+		for (k = 0; k < NOPS && used < sizeof(line); k++)
+			used += snprintf(line + used, sizeof(line) - used, " %s %ld", op_names[k],
+					 r->ops[k]);
+		nt_tap_diag("%s", line);
+		if (r->err)
+			nt_tap_diag("worker %d: %s: %s", i, r->what, strerror(-r->err));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) || !r->done)
+			nt_tap_diag("worker %d ended with status %#x", i, status);
+		ok = ok && WIFEXITED(status) && !WEXITSTATUS(status) && r->done && !r->err &&
+		     r->rounds > 0;
+		bad += r->bad_data;
+		vm += r->vmlck_kb + r->locked_kb;
+	}
+	cleanup();
+	rounds = 0;
+	for (i = 0; i < g.nworkers; i++)
+		rounds += g.sh->w[i].rounds;
+	nt_tap_result(ok, "%d processes on CPUs of different nodes raced for at most %.0f s or %d rounds each (%ld rounds in all), no call failed",
+		      g.nworkers, RUN_S, ROUNDS, rounds);
+	nt_tap_result(!vm, "after munlockall() every worker's VmLck and smaps Locked are 0");
+	nt_tap_result(!bad, "every page of every worker's areas read back (%ld wrong)", bad);
+	for (i = 0, bad = 0; i < NSHARED; i++)
+		bad += verify(g.area[i], g.len / g.page, i);
+	check_end(&base, bad);
 	return nt_tap_finish();
 }
