@@ -170,15 +170,11 @@ static void map_locked(enum way way, const struct nt_policy *pol, struct nt_area
 /* Every page KPF_HUGE, none KPF_MLOCKED or KPF_UNEVICTABLE. */
 static long bad_flags(const struct nt_area *a)
 {
-	uint64_t *f = calloc(a->npages, sizeof(*f));
+	uint64_t *f = nt_flags_of(a->addr, a->npages, a->page_size);
 	long bad = 0;
 	size_t i;
-	int err;
 
-	if (!f)
-		nt_tap_bail("no memory");
-	err = nt_pages_flags(a->addr, a->npages, a->page_size, f);
-	for (i = 0; !err && i < a->npages; i++) {
+	for (i = 0; i < a->npages; i++) {
 		if ((f[i] & NT_PAGE_ABSENT) || !(f[i] & NT_KPF(NT_KPF_HUGE)) ||
 		    (f[i] & (NT_KPF(NT_KPF_MLOCKED) | NT_KPF(NT_KPF_UNEVICTABLE)))) {
 			if (bad++ < 4)
@@ -186,7 +182,7 @@ static long bad_flags(const struct nt_area *a)
 		}
 	}
 	free(f);
-	return err ? err : bad;
+	return bad;
 }
 
 /* Nothing of the mlock accounting moved since base. */

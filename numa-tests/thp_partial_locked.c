@@ -69,15 +69,9 @@ struct census {
 
 static void census(const struct nt_area *a, size_t first, size_t n, struct census *c)
 {
-	uint64_t *f = calloc(n, sizeof(*f));
+	uint64_t *f = nt_flags_of(a->addr + first * a->page_size, n, a->page_size);
 	size_t i;
-	int err;
 
-	if (!f)
-		nt_tap_bail("no memory");
-	err = nt_pages_flags(a->addr + first * a->page_size, n, a->page_size, f);
-	if (err)
-		nt_tap_bail("reading page flags: %s", strerror(-err));
 	memset(c, 0, sizeof(*c));
 	for (i = 0; i < n; i++) {
 		c->absent += !!(f[i] & NT_PAGE_ABSENT);

@@ -147,3 +147,16 @@ int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *
 	close(fd);
 	return err;
 }
+
+uint64_t *nt_flags_of(const void *start, size_t npages, size_t page_size)
+{
+	uint64_t *f = calloc(npages, sizeof(*f));
+	int err;
+
+	if (!f)
+		nt_tap_bail("no memory for the flags of %zu pages", npages);
+	err = nt_pages_flags(start, npages, page_size, f);
+	if (err)
+		nt_tap_bail("reading the flags of the pages at %p: %s", start, strerror(-err));
+	return f;
+}

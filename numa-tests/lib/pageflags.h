@@ -43,6 +43,9 @@ int nt_pages_flags(const void *start, size_t npages, size_t page_size, uint64_t 
  */
 int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *pfns);
 
+/* nt_pages_flags() into a new array (free() it); bails on errors. */
+uint64_t *nt_flags_of(const void *start, size_t npages, size_t page_size);
+
 /* What a range of pages must show. */
 struct nt_flags_want {
 	bool mlocked;		/* KPF_MLOCKED set (true) or clear (false) */
