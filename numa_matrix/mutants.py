@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: GPL-2.0
+"""run-mutants: build a kernel per planted bug and show which NUMA tests catch it.
+
+Each *.patch in this directory is one mutant: a small bug planted on purpose
+in the pristine Debian linux-source-6.1 tree, never part of the series. For
+every mutant this script makes a one-patch series of its own (a directory
+under $NUMA_MATRIX_CACHE/mutants/<name>/ holding `series` and the patch, and
+no series.config: the mutant needs none of the series' options), builds it
+with kernel-series/build-kernel --series-dir (cached like any variant), and
+runs every test of the NUMA suite in a guest of its own on it: a test never
+sees what an earlier test's run did to the kernel, so a failure is that
+test's. The same runs on the baseline kernel first: a test that fails there
+cannot catch anything and is reported, not counted.
+
+A mutant is caught by a test that passes on the baseline and, on the
+mutant, reports a "not ok" that is not an expected failure (TODO), bails
+out, exits non-zero, or whose guest shows a kernel splat (run-guest exit
+123) or hangs (124). Every result goes to a JSON file as it comes (default
+results/mutants/mutants.json, --json), which a later run resumes from: a
+result is reused while the kernel image and the test binary are the same
+files. --doc FILE rewrites the table between the markers
+"<!-- mutants table -->" and "<!-- end of mutants table -->" in FILE from
+the JSON file, without running anything when only --render is given.
+Exits 1 when a mutant was not caught.
+
+    kernel-series/mutants/run-mutants                    # every mutant
+    kernel-series/mutants/run-mutants 01 08              # names starting so
+    kernel-series/mutants/run-mutants --tests lock_methods,migrate_locked
+    kernel-series/mutants/run-mutants --render --doc docs/test-matrix.md
+
+The test binaries come from the Meson build dir (./numa-matrix setup; meson
+compile -C build), the tests from its 'numa' suite.
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from numa_matrix import BUILD_KERNEL, RUN_GUEST, TOP, cache_root
+
+HERE = os.path.join(TOP, "kernel-series", "mutants")
+
+BEGIN = "<!-- mutants table -->"
+END = "<!-- end of mutants table -->"
+DEFAULT_JSON = os.path.join(TOP, "results", "mutants", "mutants.json")
+
+
+def log(msg):
+    print(f"run-mutants: {msg}", file=sys.stderr, flush=True)
+
+
+def mutants(prefixes):
+    names = sorted(f[:-len(".patch")] for f in os.listdir(HERE) if f.endswith(".patch"))
+    if prefixes:
+        names = [n for n in names if any(n.startswith(p) for p in prefixes)]
+    return names
+
+
+def describe(name):
+    """The patch's explanation: the lines between its title and the diff."""
+    lines = []
+    with open(os.path.join(HERE, name + ".patch")) as f:
+        for line in f.read().splitlines()[2:]:
+            if line.startswith("--- "):
+                break
+            lines.append(line)
+    return " ".join(" ".join(lines).split())
+
+
+def series_dir(name):
+    """A one-patch series for build-kernel --series-dir."""
+    d = os.path.join(cache_root(), "mutants", name)
+    os.makedirs(d, exist_ok=True)
+    shutil.copy2(os.path.join(HERE, name + ".patch"), d)
+    with open(os.path.join(d, "series"), "w") as f:
+        f.write(f"# mutant {name}, made by kernel-series/mutants/run-mutants\n{name}.patch\n")
+    return d
+
+
+def build(args_list, what):
+    log(f"building {what} (cached when unchanged)")
+    r = subprocess.run([BUILD_KERNEL] + args_list, stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"run-mutants: building {what} failed (build-kernel exit "
+                         f"{r.returncode})")
+    return r.stdout.strip().splitlines()[-1]
+
+
+def digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def suite_tests(build_dir, only):
+    r = subprocess.run(["meson", "introspect", build_dir, "--tests"],
+                       stdout=subprocess.PIPE, text=True, check=True)
+    tests = []
+    for t in json.loads(r.stdout):
+        if not any(s.endswith(":numa") or s == "numa" for s in t["suite"]):
+            continue
+        if only and t["name"] not in only:
+            continue
+        tests.append((t["name"], t["cmd"][0]))
+    missing = [n for n in (only or []) if n not in [t[0] for t in tests]]
+    if missing:
+        raise SystemExit(f"run-mutants: not in the numa suite of {build_dir}: "
+                         f"{', '.join(missing)}")
+    absent = [p for _, p in tests if not os.access(p, os.X_OK)]
+    if absent:
+        raise SystemExit(f"run-mutants: no test binary {absent[0]}: build it (meson "
+                         f"compile -C {build_dir}) or name the right --build-dir")
+    return tests
+
+
+def verdict(tap, status, guest_rc):
+    """(verdict, detail) of one test's run from its TAP, exit status and run-guest's."""
+    lines = tap.splitlines()
+    notok = sum(1 for x in lines if x.startswith("not ok") and "# TODO" not in x)
+    bail = any(x.startswith("Bail out!") for x in lines)
+    plan = next((x for x in lines if re.match(r"^1\.\.\d+", x)), "")
+    if guest_rc == 123:
+        return "fail", "kernel splat in the guest's log"
+    if guest_rc == 124:
+        return "fail", "the guest hung (timeout)"
+    if guest_rc == 125:
+        return "error", "the guest did not start"
+    if notok or bail or status != 0:
+        detail = f"{notok} not ok" + (", bail out" if bail else "") + \
+            (f", exit {status}" if status else "")
+        return "fail", detail
+    if plan.startswith("1..0"):
+        return "skip", plan
+    return "pass", plan
+
+
+def run_test(image, name, path, topology, timeout):
+    """One test in a guest of its own: (verdict, detail, seconds)."""
+    t0 = time.time()
+    r = subprocess.run([RUN_GUEST, "--topology", topology, "--kernel", image,
+                        "--timeout", str(timeout), "--", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    status = r.returncode if r.returncode not in (123, 124, 125) else 0
+    v, detail = verdict(r.stdout, status, r.returncode)
+    if r.returncode in (123, 124, 125):
+        log(f"{name}: run-guest exit {r.returncode}:\n{r.stderr[-1500:]}")
+    return v, detail, round(time.time() - t0, 1)
+
+
+class Record:
+    """The JSON file: every result with what produced it; written after each one."""
+
+    def __init__(self, path, topology, flavour):
+        self.path = path
+        self.data = {"topology": topology, "flavour": flavour, "kernels": {}}
+        if os.path.exists(path):
+            with open(path) as f:
+                old = json.load(f)
+            if old.get("topology") == topology and old.get("flavour") == flavour:
+                self.data = old
+
+    def kernel(self, name, image, description):
+        k = self.data["kernels"].setdefault(name, {"results": {}})
+        k.update({"image": digest(image), "description": description})
+        for test, res in list(k["results"].items()):
+            if res.get("image") != k["image"]:
+                del k["results"][test]
+        return k
+
+    def save(self):
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, self.path)
+
+
+def run_kernel(rec, name, image, description, tests, args):
+    k = rec.kernel(name, image, description)
+    for test, path in tests:
+        res = k["results"].get(test)
+        if res and res.get("binary") == digest(path):
+            continue
+        v, detail, secs = run_test(image, test, path, args.topology, args.timeout)
+        k["results"][test] = {"verdict": v, "detail": detail, "seconds": secs,
+                              "image": k["image"], "binary": digest(path),
+                              "at": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")}
+        log(f"{name}: {test}: {v} ({detail}, {secs} s)")
+        rec.save()
+    return k
+
+
+def rows(data):
+    """(mutant, description, catching tests) from the record."""
+    base = data["kernels"].get("baseline", {}).get("results", {})
+    broken = {t for t, r in base.items() if r["verdict"] not in ("pass", "skip")}
+    out = []
+    for name in sorted(data["kernels"]):
+        if name == "baseline":
+            continue
+        k = data["kernels"][name]
+        catching = [f"{t} ({r['detail']})" for t, r in sorted(k["results"].items())
+                    if r["verdict"] == "fail" and t not in broken and t in base]
+        out.append((name, k["description"], catching, len(k["results"])))
+    return out, broken
+
+
+def table(data):
+    out, broken = rows(data)
+    base = data["kernels"].get("baseline", {}).get("results", {})
+    lines = [f"One guest per test, {data['topology']}, {data['flavour']} flavour; "
+             f"{len(base)} tests run on the baseline kernel"
+             + (f", of which {', '.join(sorted(broken))} failed there and count for "
+                "nothing" if broken else ", all passing or skipping there") + ".", "",
+             "| mutant | planted bug | failing tests | caught |", "|---|---|---|---|"]
+    for name, why, catching, n in out:
+        lines.append(f"| {name} | {why} | {'; '.join(catching) or '-'} | "
+                     f"{'yes' if catching else '**NO**'} ({n} tests run) |")
+    return "\n".join(lines) + "\n"
+
+
+def update_doc(path, text):
+    with open(path) as f:
+        doc = f.read()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"run-mutants: {path} has no '{BEGIN}' ... '{END}' markers")
+    head, rest = doc.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    with open(path, "w") as f:
+        f.write(head + BEGIN + "\n" + text + END + tail)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("mutants", nargs="*", help="mutant name prefixes (default: all)")
+    ap.add_argument("--tests", help="comma-separated tests of the numa suite (default: all)")
+    ap.add_argument("--topology", default="4node")
+    ap.add_argument("--flavour", default="perf", choices=("perf", "debug"))
+    ap.add_argument("--build-dir", default=os.path.join(TOP, "build"))
+    ap.add_argument("--timeout", type=int, default=600, help="per guest, seconds")
+    ap.add_argument("--json", default=DEFAULT_JSON,
+                    help="the record of every result (read to resume, written as results come)")
+    ap.add_argument("--render", action="store_true",
+                    help="run nothing: make the table from the JSON record")
+    ap.add_argument("--doc", metavar="FILE", help="rewrite the table in FILE between the markers")
+    ap.add_argument("--markdown", action="store_true", help="print the table")
+    args = ap.parse_args()
+
+    rec = Record(args.json, args.topology, args.flavour)
+    if not args.render:
+        names = mutants(args.mutants)
+        if not names:
+            raise SystemExit("run-mutants: no mutant matches")
+        tests = suite_tests(args.build_dir, args.tests.split(",") if args.tests else None)
+        base_img = build(["baseline", "--flavour", args.flavour], "baseline")
+        run_kernel(rec, "baseline", base_img, "no patch", tests, args)
+        for name in names:
+            img = build(["--series-dir", series_dir(name), "--patches", "1",
+                         "--flavour", args.flavour], name)
+            run_kernel(rec, name, img, describe(name), tests, args)
+    out, broken = rows(rec.data)
+    for t in sorted(broken):
+        log(f"{t} fails on the baseline: it cannot catch anything")
+    text = table(rec.data)
+    if args.doc:
+        update_doc(args.doc, text)
+    if args.markdown:
+        print(text, end="")
+    elif not args.render:
+        for name, _, catching, _ in out:
+            print(f"{name}: {'CAUGHT' if catching else 'NOT CAUGHT'}")
+            for c in catching:
+                print(f"    {c}")
+    return 0 if all(c for _, _, c, _ in out) else 1
