@@ -3,7 +3,9 @@
  * Locked pages migrated between nodes stay locked, and the per-node
  * accounting moves with them.
  *
- * For private anonymous memory and for a memfd: a range bound to node A
+ * For private anonymous memory, a memfd, and private anonymous memory in
+ * transparent huge pages (MADV_HUGEPAGE; each huge page migrated whole,
+ * still one huge page, its 512 base pages counted): a range bound to node A
  * (VMA policy) is mlocked, then move_pages() moves every page to node B,
  * then migrate_pages() moves the process's pages from node B to node C (the
  * next usable node after B, which is A again on two nodes). After each step
@@ -40,17 +42,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "locked.h"
 #include "placement.h"
+#include "sysfile.h"
 #include "tap.h"
 #include "values.h"
 
 #define DEFAULT_SIZE	(1UL << 20)
 #define KIND_CHECKS	(3 * NT_LK_LOCKED_CHECKS + 2 + NT_LK_UNLOCKED_CHECKS)
 
-static const enum nt_kind kinds[] = { NT_PRIVATE_ANON, NT_MEMFD };
+#define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
+
+static const struct mkind {
+	enum nt_kind kind;
+	bool thp;		/* private anonymous in transparent huge pages */
+	const char *name;
+} kinds[] = {
+	{ NT_PRIVATE_ANON, false, "private anonymous" },
+	{ NT_MEMFD, false, "memfd shared" },
+	{ NT_PRIVATE_ANON, true, "private anonymous THP" },
+};
+
+static size_t hpage;	/* PMD size; 0 without THP */
 
 /* The usable node after node, wrapping around. */
 static int next_node(const struct nt_topology *t, int node)
@@ -65,28 +81,33 @@ static void where(char *buf, size_t len, int node)
 	snprintf(buf, len, "node %d", node);
 }
 
-/* move_pages() of every page to node: 0 and every status node, or a failure. */
+/*
+ * move_pages() of every page to node: 0 and every status node, or a
+ * failure. For huge pages, one address per huge page (its head): moving any
+ * part of a THP moves all of it, and the other addresses of one already on
+ * its way report -EBUSY.
+ */
 static void move_all(struct nt_lk *lk, int node)
 {
 	struct nt_area *a = &lk->r->a;
-	void **pages = malloc(a->npages * sizeof(*pages));
-	int *nodes = malloc(a->npages * sizeof(*nodes));
-	int *status = malloc(a->npages * sizeof(*status));
-	size_t i, bad = 0;
+	size_t step = lk->thp_pages ? lk->thp_pages : 1, n = a->npages / step, i, bad = 0;
+	void **pages = malloc(n * sizeof(*pages));
+	int *nodes = malloc(n * sizeof(*nodes));
+	int *status = malloc(n * sizeof(*status));
 	long ret;
 
 	if (!pages || !nodes || !status)
 		nt_tap_bail("no memory");
-	for (i = 0; i < a->npages; i++) {
-		pages[i] = a->addr + i * a->page_size;
+	for (i = 0; i < n; i++) {
+		pages[i] = a->addr + i * step * a->page_size;
 		nodes[i] = node;
 	}
-	ret = move_pages(0, a->npages, pages, nodes, status, MPOL_MF_MOVE);
+	ret = move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE);
 	if (ret)
 		nt_tap_diag("move_pages returned %ld (%s)", ret, ret < 0 ? strerror(errno) : "pages not moved");
-	for (i = 0; i < a->npages; i++)
+	for (i = 0; i < n; i++)
 		if (status[i] != node && bad++ < 8)
-			nt_tap_diag("page %zu: status %d", i, status[i]);
+			nt_tap_diag("page %zu: status %d", i * step, status[i]);
 	nt_tap_result(!ret && !bad, "%s: move_pages() to node %d returns 0, every status %d",
 		      lk->label, node, node);
 	free(pages);
@@ -122,21 +143,46 @@ static void moved(struct nt_lk *lk)
 	lk->extra.culled += n;
 }
 
+/*
+ * THPs: mapped aligned, MADV_HUGEPAGE, bound, mlocked (populated as huge
+ * pages). The checks count base pages and look at heads (lk->thp_pages).
+ */
+static void map_thp(struct nt_lk *lk, size_t len, const struct nt_policy *pol, int local_node,
+		    struct nt_vma *vma)
+{
+	int err = nt_region_map(lk->r, NT_PRIVATE_ANON, len, hpage, 0);
+
+	if (!err && madvise(lk->r->a.addr, len, MADV_HUGEPAGE))
+		err = -errno;
+	if (!err)
+		err = nt_area_mbind(&lk->r->a, pol);
+	if (!err)
+		err = nt_area_lock(&lk->r->a);
+	if (!err)
+		err = nt_region_vma(lk->r, local_node, vma);
+	if (err)
+		nt_tap_bail("%s: mapping and locking huge pages: %s", lk->label, strerror(-err));
+	lk->thp_pages = hpage / lk->r->a.page_size;
+}
+
 static void run_kind(const struct nt_topology *t, size_t len, int local_node, void *arg)
 {
 	int a = nt_mask_next(&t->allowed, -1), b = next_node(t, a), c = next_node(t, b);
-	enum nt_kind kind = *(const enum nt_kind *)arg;
+	const struct mkind *k = arg;
 	struct nt_lk lk = { .t = t };
 	struct nt_policy pol;
 	struct nt_region r;
 	struct nt_vma vma;
 	char at[32];
 
-	snprintf(lk.label, sizeof(lk.label), "%s", nt_kind_names[kind]);
+	snprintf(lk.label, sizeof(lk.label), "%s", k->name);
 	lk.r = &r;
 	nt_lk_baseline(&lk);
 	nt_policy_one(&pol, MPOL_BIND, a);
-	nt_lk_map(&lk, kind, len, &pol, true, local_node, &vma);
+	if (k->thp)
+		map_thp(&lk, len, &pol, local_node, &vma);
+	else
+		nt_lk_map(&lk, k->kind, len, &pol, true, local_node, &vma);
 	where(at, sizeof(at), a);
 	lk.step = "mapped";
 	nt_lk_locked(&lk, &pol, &vma, len / 1024, at, false);
@@ -160,9 +206,24 @@ static void run_kind(const struct nt_topology *t, size_t len, int local_node, vo
 	nt_region_unmap(&r);
 }
 
+/* The THP kind's reason to skip, or NULL: no THP, or THP "never". */
+static const char *no_thp(void)
+{
+	char text[32], mode[32];
+
+	if (nt_file_read_line(THP_DIR "/hpage_pmd_size", text, sizeof(text)) ||
+	    nt_file_read_choice(THP_DIR "/enabled", mode, sizeof(mode)))
+		return "no transparent huge pages here (" THP_DIR ")";
+	if (!strcmp(mode, "never"))
+		return "transparent huge pages set to never here";
+	hpage = strtoul(text, NULL, 10);
+	return hpage ? NULL : "no PMD size in " THP_DIR "/hpage_pmd_size";
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int i, nkinds = sizeof(kinds) / sizeof(kinds[0]);
+	const char *thp_skip;
 	struct nt_topology t;
 	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
 
@@ -170,8 +231,21 @@ int main(int argc, char **argv)
 		nt_tap_skip_all("needs two usable memory nodes to migrate between, this machine has %d",
 				nt_mask_weight(&t.allowed));
 	nt_tap_plan(nkinds * KIND_CHECKS);
-	for (i = 0; i < nkinds; i++)
-		nt_lk_in_child(&t, len, KIND_CHECKS, nt_kind_names[kinds[i]], run_kind,
-			       (void *)&kinds[i]);
+	thp_skip = no_thp();
+	for (i = 0; i < nkinds; i++) {
+		unsigned int c;
+
+		if (kinds[i].thp && thp_skip) {
+			for (c = 1; c <= KIND_CHECKS; c++)
+				nt_tap_skip(thp_skip, "%s: check %u of %d", kinds[i].name, c,
+					    KIND_CHECKS);
+			continue;
+		}
+		/* Two huge pages at least for the THP kind. */
+		nt_lk_in_child_thp(&t, -1, kinds[i].thp,
+				   kinds[i].thp && len < 2 * hpage ? 2 * hpage :
+				   kinds[i].thp ? len / hpage * hpage : len,
+				   KIND_CHECKS, kinds[i].name, run_kind, (void *)&kinds[i]);
+	}
 	return nt_tap_finish();
 }

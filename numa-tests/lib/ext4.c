@@ -58,7 +58,12 @@ static int mkfs(const char *image)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
 }
 
-/* A free loop device bound to image. */
+/*
+ * A free loop device bound to image; returns its open fd (0+) or -errno.
+ * LO_FLAGS_AUTOCLEAR frees the device at its last close, so the caller
+ * keeps the fd open until the file system is mounted (the mount holds the
+ * device then, and its umount frees it).
+ */
 static int attach(struct nt_ext4 *fs)
 {
 	struct loop_config cfg;
@@ -81,18 +86,20 @@ static int attach(struct nt_ext4 *fs)
 	cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
 	if (!err && ioctl(lfd, LOOP_CONFIGURE, &cfg))
 		err = -errno;
-	if (lfd >= 0)
-		close(lfd);
 	if (ifd >= 0)
 		close(ifd);
-	if (err)
+	if (err) {
+		if (lfd >= 0)
+			close(lfd);
 		fs->loop[0] = '\0';
-	return err;
+		return err;
+	}
+	return lfd;
 }
 
 int nt_ext4_make(struct nt_ext4 *fs, size_t size, char *why, size_t len)
 {
-	int err;
+	int err, lfd;
 
 	memset(fs, 0, sizeof(*fs));
 	snprintf(fs->dir, sizeof(fs->dir), "/tmp/nt-ext4-XXXXXX");
@@ -109,16 +116,16 @@ int nt_ext4_make(struct nt_ext4 *fs, size_t size, char *why, size_t len)
 		return fail(err, why, len, "mkfs.ext4 (e2fsprogs) cannot be run");
 	if (err)
 		return fail(err, why, len, "mkfs.ext4 failed");
-	err = attach(fs);
-	if (err == -ENODEV)
-		return fail(err, why, len, "no /dev/loop-control (CONFIG_BLK_DEV_LOOP)");
+	lfd = attach(fs);
+	if (lfd == -ENODEV)
+		return fail(lfd, why, len, "no /dev/loop-control (CONFIG_BLK_DEV_LOOP)");
+	if (lfd < 0)
+		return fail(lfd, why, len, "setting up a loop device");
+	err = mount(fs->loop, fs->dir, "ext4", 0, NULL) ? -errno : 0;
+	close(lfd);
 	if (err)
-		return fail(err, why, len, "setting up a loop device");
-	if (mount(fs->loop, fs->dir, "ext4", 0, NULL)) {
-		err = errno == ENODEV ? -ENODEV : -errno;
 		return fail(err, why, len, err == -ENODEV ? "no ext4 in this kernel (CONFIG_EXT4_FS)" :
 			    "mounting ext4");
-	}
 	fs->mounted = true;
 	return 0;
 }

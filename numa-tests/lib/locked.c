@@ -644,11 +644,20 @@ void nt_lk_in_child_on(const struct nt_topology *t, int cpu_node, size_t len,
 				  void *arg),
 		       void *arg)
 {
+	nt_lk_in_child_thp(t, cpu_node, false, len, checks, what, fn, arg);
+}
+
+void nt_lk_in_child_thp(const struct nt_topology *t, int cpu_node, bool thp, size_t len,
+			unsigned int checks, const char *what,
+			void (*fn)(const struct nt_topology *t, size_t len, int local_node,
+				   void *arg),
+			void *arg)
+{
 	unsigned int until = nt_tap_count() + checks;
 	int local_node;
 	pid_t pid;
 
-	pid = nt_lk_fork(t, cpu_node, false, len, &local_node);
+	pid = nt_lk_fork(t, cpu_node, thp, len, &local_node);
 	if (!pid) {
 		fn(t, len, local_node, arg);
 		_exit(0);

@@ -248,6 +248,12 @@ void nt_lk_in_child_on(const struct nt_topology *t, int cpu_node, size_t len,
 		       void (*fn)(const struct nt_topology *t, size_t len, int local_node,
 				  void *arg),
 		       void *arg);
+/* The same with transparent huge pages allowed in the child when thp is set. */
+void nt_lk_in_child_thp(const struct nt_topology *t, int cpu_node, bool thp, size_t len,
+			unsigned int checks, const char *what,
+			void (*fn)(const struct nt_topology *t, size_t len, int local_node,
+				   void *arg),
+			void *arg);
 /*
  * Maps len bytes of kind as lk->r (nt_region_map(), page-aligned), applies
  * pol to it with mbind(), mlocks it when lock, and models its VMA in vma,
