@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <numa.h>
+#include <numaif.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -144,11 +146,82 @@ int nt_region_unmap(struct nt_region *r)
 	return err;
 }
 
+/*
+ * One page copied on write in a private mapping of a fresh memfd whose inode
+ * number and offset 0 put it on different nodes of the interleave set with
+ * and without the inode bias: 1 when the copy went where the bias puts it,
+ * 0 where the offset alone does, -EAGAIN when this inode cannot tell.
+ */
+static int probe_bias(const struct nt_nodemask *nodes)
+{
+	struct nt_policy il = { .mode = MPOL_INTERLEAVE, .nodes = *nodes };
+	long page = page_size();
+	int fd, w = nt_mask_weight(nodes), status = -1, ret = -EAGAIN;
+	struct stat st;
+	void *addr;
+	char *p;
+
+	fd = memfd_create("numa-tests-bias", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, page) || fstat(fd, &st)) {
+		ret = -errno;
+		goto out;
+	}
+	if (st.st_ino % w == 0)
+		goto out;
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	ret = mbind(p, page, il.mode, il.nodes.bits, NT_MASK_MAXNODE, 0) ? -errno : 0;
+	if (!ret) {
+		p[0] = 1;
+		addr = p;
+		ret = move_pages(0, 1, &addr, NULL, &status, 0) ? -errno : 0;
+	}
+	if (!ret)
+		ret = status == nt_mask_nth(nodes, st.st_ino % w) ? 1 :
+		      status == nt_mask_nth(nodes, 0) ? 0 : -EPROTO;
+	munmap(p, page);
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+int nt_kernel_private_shmem_bias(bool *biased)
+{
+	static int known = -1;
+	struct nt_topology t;
+	int i, ret = 0;
+
+	if (known >= 0) {
+		*biased = known;
+		return 0;
+	}
+	ret = nt_topology_read(&t);
+	if (ret)
+		return ret;
+	*biased = false;
+	if (nt_mask_weight(&t.allowed) < 2) {
+		known = 0;
+		return 0;
+	}
+	/* Inode numbers are handed out in turn: a few memfds give one that tells. */
+	for (i = 0, ret = -EAGAIN; ret == -EAGAIN && i < 16; i++)
+		ret = probe_bias(&t.allowed);
+	if (ret < 0)
+		return ret;
+	known = *biased = ret;
+	return 0;
+}
+
 int nt_region_vma(const struct nt_region *r, int local_node, struct nt_vma *vma)
 {
 	unsigned int shift = __builtin_ctzl(r->a.page_size);
 	struct nt_maps_entry e;
 	enum nt_il_rule rule;
+	bool biased;
 	int err;
 
 	if (r->kind == NT_PRIVATE_ANON) {
@@ -156,17 +229,21 @@ int nt_region_vma(const struct nt_region *r, int local_node, struct nt_vma *vma)
 	} else {
 		err = nt_kernel_il_rule(&rule);
 		if (!err)
+			err = nt_kernel_private_shmem_bias(&biased);
+		if (!err)
 			err = nt_maps_find(r->a.addr, &e);
 		/*
 		 * shmem: the page's index in the object plus the inode number
-		 * (expect.h); the anonymous copies in a private file mapping
-		 * and a disk file's page cache: vm_pgoff, the file offset (the
-		 * page cache of a disk file follows the task policy, which
-		 * interleaves by a per-task rotor: bind those).
+		 * (expect.h); the anonymous copies in a private mapping of a
+		 * memfd: the file offset, plus the inode number where the
+		 * kernel biases those too (nt_kernel_private_shmem_bias()); a
+		 * disk file's page cache: the task policy, which interleaves by
+		 * a per-task rotor (bind those).
 		 */
 		if (!err)
 			nt_vma_file(vma, e.start, (e.offset >> shift) +
-				    (r->kind == NT_MEMFD_PRIVATE || r->kind == NT_FILE ? 0 : e.inode),
+				    (r->kind == NT_FILE ||
+				     (r->kind == NT_MEMFD_PRIVATE && !biased) ? 0 : e.inode),
 				    shift, rule);
 	}
 	if (!err) {
@@ -562,6 +639,7 @@ static void warm_up(const struct nt_topology *t, size_t len)
 	struct nt_counters c;
 	size_t npages = len / page_size() + 16;
 	enum nt_il_rule rule;
+	bool biased;
 	uint64_t flags[4];
 	int status[4];
 	long kb;
@@ -577,8 +655,8 @@ static void warm_up(const struct nt_topology *t, size_t len)
 	memset(p, 0, npages * 64 + (1 << 20));
 	free(p);
 	touch_stack(256 << 10);
-	if (nt_kernel_il_rule(&rule))
-		nt_tap_bail("finding the kernel's interleave rule");
+	if (nt_kernel_il_rule(&rule) || nt_kernel_private_shmem_bias(&biased))
+		nt_tap_bail("finding the kernel's interleave rules");
 	err = nt_region_map(&scratch, NT_PRIVATE_ANON, 4 * page_size(), page_size(), MAP_POPULATE);
 	if (err)
 		nt_tap_bail("mapping a scratch area: %s", strerror(-err));

@@ -77,6 +77,17 @@ int nt_region_map_fd(struct nt_region *r, int fd, size_t len, size_t align, int 
 /* Unmaps the mapping and its guards, closes the memfd. 0 or -errno. */
 int nt_region_unmap(struct nt_region *r);
 /*
+ * Whether the kernel adds the inode number to the interleave index of the
+ * anonymous copies in a private mapping of a shmem file, as it does for
+ * the shmem pages themselves. 6.1 does not (interleave_nid() takes the
+ * VMA's vm_pgoff, the file offset); since 6.7 shmem's get_policy() hands
+ * every user of the mapping's policy the inode number as the index's base
+ * (Hugh Dickins, "mempolicy: alloc_pages_mpol() for NUMA policy without
+ * vma"), copies included. Found once by copying one page of a memfd whose
+ * inode number tells the two apart. 0 or -errno.
+ */
+int nt_kernel_private_shmem_bias(bool *biased);
+/*
  * The VMA model of the region's first page, faults on local_node: for shmem
  * pages nt_vma_file() with the inode bias (lib/expect.h); for the anonymous
  * pages of a private mapping nt_vma_anon(), or for a private file mapping
