@@ -33,9 +33,13 @@
  * Unevictable, nr_mlock, nr_mlock = mlocked - munlocked - stranded - cleared,
  * the shared areas' data and page flags.
  *
+ * Each worker also has an area of transparent huge pages (MADV_HUGEPAGE,
+ * interleaved) that the rounds lock and unlock in part, and a heavy round
+ * splits one of its huge pages (/sys/kernel/debug/split_huge_pages), when
+ * THP and debugfs are there.
+ *
  * Not raced here, and why: reclaim (the guests have no swap, so locked
- * pages' anonymous and shmem neighbours are never reclaimed); THP splits
- * (thp_partial_locked).
+ * pages' anonymous and shmem neighbours are never reclaimed).
  *
  * Usage: concurrent_mlock [-s SIZE]  (each area; default 1M)
  * Needs root and two CPUs this task may run on.
@@ -75,13 +79,15 @@
 #define WAIT_S		120
 #define NSHARED		3
 #define CHECKS		8
+#define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
+#define SPLIT		"/sys/kernel/debug/split_huge_pages"
 
 enum op { OP_MLOCK, OP_MUNLOCK, OP_MLOCKALL, OP_REMAP, OP_EXIT, OP_MOVE, OP_MBIND,
-	  OP_MIGRATE, OP_COMPACT, NOPS };
+	  OP_MIGRATE, OP_COMPACT, OP_SPLIT, NOPS };
 
 static const char *const op_names[NOPS] = {
 	"mlock", "munlock", "mlockall", "munmap+mmap", "child exit", "move_pages",
-	"mbind(MPOL_MF_MOVE)", "migrate_pages", "compaction",
+	"mbind(MPOL_MF_MOVE)", "migrate_pages", "compaction", "THP split",
 };
 
 static const char *const shared_names[NSHARED] = {
@@ -111,6 +117,8 @@ static struct {
 	int cpus[MAX_WORKERS], nworkers;
 	struct shared_state *sh;
 	int offlined;			/* CPU to bring back, -1 */
+	size_t hpage;			/* THP size, 0 when THP is off */
+	bool can_split;			/* debugfs split_huge_pages is there */
 } g = { .memfd = -1, .shmid = -1, .offlined = -1 };
 
 static void cleanup(void)
@@ -203,7 +211,7 @@ static void move_some(struct worker_res *r, char *p, size_t npages, unsigned lon
 #define HEAVY_EVERY	12
 static const enum op light[] = { OP_MLOCK, OP_MUNLOCK, OP_MLOCK, OP_MOVE, OP_MUNLOCK };
 static const enum op heavy[] = { OP_MLOCKALL, OP_REMAP, OP_EXIT, OP_MBIND, OP_MIGRATE,
-				 OP_COMPACT };
+				 OP_COMPACT, OP_SPLIT };
 
 static enum op pick_op(int id, long round)
 {
@@ -214,15 +222,39 @@ static enum op pick_op(int id, long round)
 	return light[r % (sizeof(light) / sizeof(light[0]))];
 }
 
+/* The worker's area of huge pages (NULL without THP), and its length. */
+static char *thp_area;
+static size_t thp_len;
+
+/* split_huge_pages of part of the worker's THP area (debugfs; skipped without it). */
+static void split_some(struct worker_res *r, unsigned long *s)
+{
+	size_t huge = g.hpage, n = thp_len / huge, first = next_rand(s) % n;
+	char req[96];
+
+	if (!thp_area || !g.can_split)
+		return;
+	snprintf(req, sizeof(req), "%d,0x%lx,0x%lx", getpid(),
+		 (unsigned long)thp_area + first * huge, (unsigned long)thp_area + (first + 1) * huge);
+	if (nt_file_write(SPLIT, req))
+		fail(r, "split_huge_pages", -EIO);
+}
+
 static void one_round(int id, struct worker_res *r, char *priv, unsigned long *s)
 {
 	size_t npages = g.len / g.page, first = next_rand(s) % npages;
 	size_t n = 1 + next_rand(s) % (npages - first < 64 ? npages - first : 64);
-	int which = next_rand(s) % (NSHARED + 1), node;
-	char *area = which == NSHARED ? priv : g.area[which];
-	char *p = area + first * g.page;
-	struct nt_nodemask one;
+	int which = next_rand(s) % (NSHARED + 2), node;
+	char *area = which == NSHARED ? priv : which > NSHARED ? thp_area : g.area[which];
 	enum op op = pick_op(id, r->rounds);
+	struct nt_nodemask one;
+	char *p;
+
+	if (!area) {		/* no THP area here: the private one instead */
+		which = NSHARED;
+		area = priv;
+	}
+	p = area + first * g.page;
 
 	switch (op) {
 	case OP_MLOCK:
@@ -267,12 +299,43 @@ static void one_round(int id, struct worker_res *r, char *priv, unsigned long *s
 		if (migrate_pages(0, NT_MASK_MAXNODE, g.nodes.bits, one.bits) < 0)
 			fail(r, "migrate_pages", -errno);
 		break;
+	case OP_SPLIT:
+		split_some(r, s);
+		break;
 	default:
 		if (id == 0 && r->ops[OP_COMPACT] < 8 && nt_file_write("/proc/sys/vm/compact_memory", "1"))
 			fail(r, "compact_memory", -EIO);
 		break;
 	}
 	r->ops[op]++;
+}
+
+/*
+ * The worker's THP area: at least g.len bytes and two huge pages, of
+ * MADV_HUGEPAGE memory, interleaved, filled with its pattern; NULL when THP
+ * is off. The rounds pick their ranges in its first g.len bytes.
+ */
+static char *map_thp(int id)
+{
+	struct nt_policy il = { .mode = MPOL_INTERLEAVE, .nodes = g.nodes };
+	size_t len;
+	char *p, *a;
+
+	if (!g.hpage)
+		return NULL;
+	len = (g.len + g.hpage - 1) / g.hpage * g.hpage;
+	if (len < 2 * g.hpage)
+		len = 2 * g.hpage;
+	p = mmap(NULL, len + g.hpage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(3);
+	a = (char *)(((uintptr_t)p + g.hpage - 1) & ~(uintptr_t)(g.hpage - 1));
+	if (madvise(a, len, MADV_HUGEPAGE) ||
+	    mbind(a, len, il.mode, il.nodes.bits, NT_MASK_MAXNODE, 0))
+		_exit(3);
+	thp_len = len;
+	fill(a, len / g.page, NSHARED + MAX_WORKERS + id, 0);
+	return a;
 }
 
 static void __attribute__((noreturn)) worker(int id)
@@ -294,6 +357,7 @@ static void __attribute__((noreturn)) worker(int id)
 	if (priv == MAP_FAILED || mbind(priv, g.len, il.mode, il.nodes.bits, NT_MASK_MAXNODE, 0))
 		_exit(3);
 	fill(priv, g.len / g.page, NSHARED + id, 0);
+	thp_area = map_thp(id);
 	nt_flag_set(&r->ready, 1);
 	if (!nt_flag_wait(&g.sh->go, 1, WAIT_S))
 		_exit(4);
@@ -316,6 +380,8 @@ static void __attribute__((noreturn)) worker(int id)
 		r->bad_data += verify(g.area[i], g.len / g.page, i);
 	}
 	r->bad_data += verify(priv, g.len / g.page, NSHARED + id);
+	if (thp_area)
+		r->bad_data += verify(thp_area, thp_len / g.page, NSHARED + MAX_WORKERS + id);
 	nt_flag_set(&r->done, 1);
 	_exit(0);
 }
@@ -343,6 +409,19 @@ static void make_shared(void)
 			nt_tap_bail("mbind of the %s area: %s", shared_names[i], strerror(errno));
 		fill(g.area[i], g.len / g.page, i, 0);
 	}
+}
+
+/* THP in madvise or always mode, and split_huge_pages: what the THP rounds need. */
+static void detect_thp(void)
+{
+	char text[32], mode[32];
+
+	if (!nt_file_read_line(THP_DIR "/hpage_pmd_size", text, sizeof(text)) &&
+	    !nt_file_read_choice(THP_DIR "/enabled", mode, sizeof(mode)) && strcmp(mode, "never"))
+		g.hpage = strtoul(text, NULL, 10);
+	g.can_split = g.hpage && !access(SPLIT, W_OK);
+	nt_tap_diag("THP areas: %s; THP splits: %s", g.hpage ? "yes" : "no (THP off here)",
+		    g.can_split ? "yes" : "no (no " SPLIT ")");
 }
 
 /* One CPU of each node with CPUs, then any others, up to MAX_WORKERS; at least two. */
@@ -446,6 +525,7 @@ int main(int argc, char **argv)
 		nt_tap_bail("mmap: %s", strerror(errno));
 	nt_cleanup_push(cleanup);
 	nt_tap_plan(CHECKS);
+	detect_thp();
 	make_shared();
 	nt_snapshot(&base, &g.t.online, true);
 	for (i = 0; i < g.nworkers; i++) {
