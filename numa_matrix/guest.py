@@ -250,9 +250,9 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
     return cmd
 
 
-def write_share(rundir, argv, shares, keep, topo, clock):
+def write_share(rundir, argv, shares, keep, topo, clock, kernel):
     """The command as a shell script, with the host's environment plus what
-    tests may want to know about the machine they run on."""
+    tests may want to know about the machine they run on and its kernel."""
     share = os.path.join(rundir, "share")
     os.makedirs(share)
     environ = dict(os.environ)
@@ -260,6 +260,7 @@ def write_share(rundir, argv, shares, keep, topo, clock):
     environ["NUMA_MATRIX_CLOCK"] = clock
     if clock == "model":
         environ["NUMA_MATRIX_MODEL"] = f"{GUEST_SHARE}/{MODEL_LOG}"
+    environ["NUMA_MATRIX_KERNEL_IMAGE"] = kernel
     env = []
     for k, v in sorted(environ.items()):
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and k not in ("PWD", "OLDPWD", "SHLVL"):
@@ -363,7 +364,8 @@ def boot(args, topo, kernel, cmdline, accel):
     os.makedirs(base, exist_ok=True)
     rundir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base)
     shares = [os.path.abspath(p) for p in args.writable]
-    write_share(rundir, args.argv, shares, args.keep_paths, topo, args.clock)
+    write_share(rundir, args.argv, shares, args.keep_paths, topo, args.clock,
+                kernel)
     # Unix socket paths are limited to 108 bytes.
     sockdir = rundir if len(rundir) < 80 else tempfile.mkdtemp(prefix="nm-")
     binding = host_binding(topo, host_memory_nodes()) if accel == "kvm" else {}

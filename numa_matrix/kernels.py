@@ -16,6 +16,7 @@ one build dir per tree and flavour; the commits of one git tree share theirs).
 """
 
 import argparse
+import contextlib
 import fcntl
 import json
 import os
@@ -428,19 +429,27 @@ def built_image(p):
     return image if os.path.isfile(image) else None
 
 
+@contextlib.contextmanager
+def build_lock(root, say=log):
+    """The machine's one heavy build at a time: kernels, and the selftests
+    (build-selftests) that share their trees."""
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "build.lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("waiting for another build to finish")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def build(p, jobs):
     if p["kind"] == "image":
         return image_path(p)
     image = os.path.join(p["store"], "bzImage")
     if os.path.isfile(image):
         return image
-    os.makedirs(p["root"], exist_ok=True)
-    with open(os.path.join(p["root"], "build.lock"), "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log("waiting for another build-kernel to finish")
-            fcntl.flock(lock, fcntl.LOCK_EX)
+    with build_lock(p["root"]):
         if os.path.isfile(image):
             return image
         if p["kind"] == "git":
