@@ -250,21 +250,45 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
     return cmd
 
 
-def write_share(rundir, argv, shares, keep, topo, clock, kernel):
-    """The command as a shell script, with the host's environment plus what
-    tests may want to know about the machine they run on and its kernel."""
+# What the command in the guest gets of run-guest's environment: what a
+# shell, Python and Meson's test runner need, and numa-matrix's and the
+# kselftest runner's own variables. Anything else (tokens, keys, agent
+# sockets: the script is kept on failure) stays on the host unless --env
+# names it.
+ENV_PASSED = re.compile(
+    r"PATH|HOME|USER|LOGNAME|SHELL|TERM|TZ|LANG|LANGUAGE|LC_[A-Z]+|"
+    r"PYTHON[A-Z_]*|NUMA_MATRIX_\w+|MESON_\w+|MALLOC_PERTURB_|"
+    r"[AMU]SAN_OPTIONS|KSELFTEST_\w+")
+
+
+def guest_environment(environ, extra=()):
+    """The variables exported to the command: ENV_PASSED, and each --env
+    NAME (its value here) or NAME=VALUE."""
+    env = {k: v for k, v in environ.items() if ENV_PASSED.fullmatch(k)}
+    for item in extra:
+        name, eq, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise SetupError(f"--env {item}: not a variable name")
+        if eq:
+            env[name] = value
+        elif name in environ:
+            env[name] = environ[name]
+    return env
+
+
+def write_share(rundir, argv, shares, keep, topo, clock, kernel, extra_env=()):
+    """The command as a shell script, with the part of the host's
+    environment it needs plus what tests may want to know about the machine
+    they run on and its kernel."""
     share = os.path.join(rundir, "share")
     os.makedirs(share)
-    environ = dict(os.environ)
+    environ = guest_environment(os.environ, extra_env)
     environ["NUMA_MATRIX_TOPOLOGY_FILE"] = os.path.abspath(topo.path)
     environ["NUMA_MATRIX_CLOCK"] = clock
     if clock == "model":
         environ["NUMA_MATRIX_MODEL"] = f"{GUEST_SHARE}/{MODEL_LOG}"
     environ["NUMA_MATRIX_KERNEL_IMAGE"] = kernel
-    env = []
-    for k, v in sorted(environ.items()):
-        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) and k not in ("PWD", "OLDPWD", "SHLVL"):
-            env.append(f"export {k}={shlex.quote(v)}")
+    env = [f"export {k}={shlex.quote(v)}" for k, v in sorted(environ.items())]
     script = ["# written by run-guest", *env,
               f"cd {shlex.quote(os.getcwd())} || exit 125",
               "exec " + " ".join(shlex.quote(a) for a in argv), ""]
@@ -321,18 +345,55 @@ def splats(console):
     return lines, found
 
 
-def report_console(lines, found, path):
-    shown = set()
-    for i in found[:5]:
+def console_excerpt(lines, marks):
+    """The lines around each marked line (two before, eleven after), in
+    order, each once."""
+    shown = []
+    for i in marks:
         for j in range(max(0, i - 2), min(len(lines), i + 12)):
             if j not in shown:
-                shown.add(j)
-                print(f"  | {lines[j]}", file=sys.stderr)
+                shown.append(j)
+    return [lines[j] for j in shown]
+
+
+def tail(lines, n=8):
+    return list(range(max(0, len(lines) - n), len(lines)))
+
+
+def report_console(lines, marks, path):
+    for line in console_excerpt(lines, marks):
+        print(f"  | {line}", file=sys.stderr)
     log(f"kernel log: {path}")
 
 
+def probe_verdict(rc):
+    """What a KVM probe boot's exit status says: True (KVM runs the guest),
+    False (QEMU could not run it on KVM: it stopped without the command's
+    status), None (no verdict on KVM: the kernel failed, or the guest was
+    too slow under load; such a result must not disable KVM for later
+    runs)."""
+    if rc == 0:
+        return True
+    if rc == EXIT_SETUP:
+        return False
+    return None
+
+
+def write_atomically(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def kvm_works(kernel, topo, cmdline):
-    """Probe once per host and QEMU: can this machine run the guest on KVM?"""
+    """Probe once per host and QEMU: can this machine run the guest on KVM?
+    A clear answer is cached; an inconclusive probe is not."""
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return False
     version = subprocess.run([QEMU, "--version"], capture_output=True,
@@ -351,10 +412,13 @@ def kvm_works(kernel, topo, cmdline):
                                writable=[], timeout=30, clock="wall",
                                keep=False, quiet=True, argv=["true"],
                                keep_paths=[])
-    works = boot(probe, topo, kernel, cmdline, "kvm") == 0
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump({"key": key, "works": works}, f)
+    rc = boot(probe, topo, kernel, cmdline, "kvm")
+    works = probe_verdict(rc)
+    if works is None:
+        log(f"KVM probe inconclusive (run-guest exit {rc}: the kernel failed "
+            "or the guest was slow): TCG for this run, nothing cached")
+        return False
+    write_atomically(path, json.dumps({"key": key, "works": works}) + "\n")
     log(f"KVM {'works' if works else 'does not work'} here")
     return works
 
@@ -365,9 +429,19 @@ def boot(args, topo, kernel, cmdline, accel):
     rundir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base)
     shares = [os.path.abspath(p) for p in args.writable]
     write_share(rundir, args.argv, shares, args.keep_paths, topo, args.clock,
-                kernel)
-    # Unix socket paths are limited to 108 bytes.
+                kernel, getattr(args, "env", ()))
+    # Unix socket paths are limited to 108 bytes: a long run directory gets
+    # a short socket directory of its own, removed with the guest.
     sockdir = rundir if len(rundir) < 80 else tempfile.mkdtemp(prefix="nm-")
+    try:
+        return run_qemu(args, topo, kernel, cmdline, accel, rundir, shares,
+                        sockdir)
+    finally:
+        if sockdir != rundir:
+            shutil.rmtree(sockdir, ignore_errors=True)
+
+
+def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir):
     binding = host_binding(topo, host_memory_nodes()) if accel == "kvm" else {}
     if binding:
         log("KVM on a NUMA host: guest node -> host node " +
@@ -418,25 +492,25 @@ def finish(args, rundir, qemu_rc, timed_out, seconds):
     lines, found = splats(console)
     rc, started = read_status(rundir)
     if timed_out:
+        # A splat long before the hang is often its cause: show it too.
         log(f"guest did not finish within {args.timeout} s "
             f"({'command was running' if started else 'it never started the command'});"
-            " last kernel messages:")
-        report_console(lines, list(range(max(0, len(lines) - 8), len(lines))),
-                       console_path)
+            + (" kernel problems, then" if found else "")
+            + " the last kernel messages:")
+        report_console(lines, found[:5] + tail(lines), console_path)
         return EXIT_TIMEOUT
     if found:
         what = "the command exited with status " + str(rc) if rc is not None \
             else "the command did not finish"
         log(f"kernel problem in the guest ({what}):")
-        report_console(lines, found, console_path)
+        report_console(lines, found[:5], console_path)
         return EXIT_SPLAT
     if rc is None:
         with open(os.path.join(rundir, "qemu.log"), errors="replace") as f:
             qemu_out = f.read().strip()
         log(f"guest ended without reporting an exit status (QEMU exit "
             f"{qemu_rc}){': ' + qemu_out if qemu_out else ''}")
-        report_console(lines, list(range(max(0, len(lines) - 8), len(lines))),
-                       console_path)
+        report_console(lines, tail(lines), console_path)
         log(f"QEMU command: {os.path.join(rundir, 'qemu.cmd')}")
         return EXIT_SETUP
     if not args.quiet:
@@ -480,6 +554,10 @@ def main():
                     help="transparent_hugepage= at boot")
     ap.add_argument("--append", action="append", default=[], metavar="ARG",
                     help="extra kernel command-line argument")
+    ap.add_argument("--env", action="append", default=[],
+                    metavar="NAME[=VALUE]",
+                    help="pass this variable to the command too (only PATH, "
+                    "locale, Python, Meson and NUMA_MATRIX_* pass by default)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--keep", action="store_true",
                     help="keep the run directory (console log etc.) on success")

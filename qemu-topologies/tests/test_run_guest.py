@@ -4,9 +4,14 @@
 and which kernel log lines fail a run."""
 
 import argparse
+import io
+import json
 import os
 import sys
+import tempfile
 import unittest
+from contextlib import redirect_stderr
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -203,6 +208,128 @@ class KeepPaths(unittest.TestCase):
     def test_private_dirs_refused(self):
         with self.assertRaises(rg.SetupError):
             rg.keep_paths(["/run/user/0/prog"], [])
+
+
+class KvmProbe(unittest.TestCase):
+    """One probe that says nothing about KVM must not disable it for good,
+    and the cached answer is never half written."""
+
+    def probe(self, rc, cached=None):
+        with tempfile.TemporaryDirectory() as cache, \
+                mock.patch.dict(os.environ, {"NUMA_MATRIX_CACHE": cache}), \
+                mock.patch.object(rg.os, "access", return_value=True), \
+                mock.patch.object(rg, "boot", return_value=rc) as boot, \
+                redirect_stderr(io.StringIO()):
+            path = os.path.join(cache, "kvm-probe.json")
+            works = rg.kvm_works("/k/bzImage", topology.find("1node"), "")
+            written = None
+            if os.path.exists(path):
+                with open(path) as f:
+                    written = json.load(f)["works"]
+            leftovers = [n for n in os.listdir(cache) if n != "kvm-probe.json"]
+        return works, written, boot.called, leftovers
+
+    def test_verdicts(self):
+        self.assertIs(rg.probe_verdict(0), True)
+        self.assertIs(rg.probe_verdict(rg.EXIT_SETUP), False)
+        for rc in (rg.EXIT_SPLAT, rg.EXIT_TIMEOUT, 1):
+            self.assertIsNone(rg.probe_verdict(rc))
+
+    def test_clear_answers_are_cached(self):
+        self.assertEqual(self.probe(0), (True, True, True, []))
+        self.assertEqual(self.probe(rg.EXIT_SETUP), (False, False, True, []))
+
+    def test_a_slow_or_broken_guest_is_not_cached(self):
+        for rc in (rg.EXIT_TIMEOUT, rg.EXIT_SPLAT):
+            self.assertEqual(self.probe(rc), (False, None, True, []))
+
+
+class GuestEnvironment(unittest.TestCase):
+    HOST = {"PATH": "/usr/bin", "HOME": "/root", "LC_ALL": "C",
+            "NUMA_MATRIX_CACHE": "/c", "MESON_TEST_ITERATION": "1",
+            "MALLOC_PERTURB_": "7", "KSELFTEST_GUP_TEST_ARGS": "-u",
+            "GITHUB_TOKEN": "secret", "AWS_SECRET_ACCESS_KEY": "secret",
+            "SSH_AUTH_SOCK": "/run/agent", "MY_SETTING": "x"}
+
+    def test_only_what_the_command_needs(self):
+        env = rg.guest_environment(self.HOST)
+        self.assertEqual(set(env), {"PATH", "HOME", "LC_ALL",
+                                    "NUMA_MATRIX_CACHE", "MESON_TEST_ITERATION",
+                                    "MALLOC_PERTURB_",
+                                    "KSELFTEST_GUP_TEST_ARGS"})
+
+    def test_env_option(self):
+        env = rg.guest_environment(self.HOST, ["MY_SETTING", "NEW=1",
+                                               "UNSET_HERE"])
+        self.assertEqual((env["MY_SETTING"], env["NEW"]), ("x", "1"))
+        self.assertNotIn("UNSET_HERE", env)
+        with self.assertRaises(rg.SetupError):
+            rg.guest_environment(self.HOST, ["1BAD"])
+
+    def test_script_keeps_secrets_out(self):
+        with tempfile.TemporaryDirectory() as rundir, \
+                mock.patch.dict(os.environ, self.HOST, clear=True):
+            rg.write_share(rundir, ["true"], [], [], topology.find("1node"),
+                           "wall", "/k/bzImage")
+            with open(os.path.join(rundir, "share", "cmd")) as f:
+                script = f.read()
+        self.assertNotIn("secret", script)
+        self.assertNotIn("SSH_AUTH_SOCK", script)
+        self.assertIn("export NUMA_MATRIX_KERNEL_IMAGE=/k/bzImage", script)
+        self.assertIn("export PATH=/usr/bin", script)
+
+
+class Finish(unittest.TestCase):
+    def finish(self, console, timed_out, status="started\n"):
+        with tempfile.TemporaryDirectory() as rundir:
+            with open(os.path.join(rundir, "console.log"), "w") as f:
+                f.write(console)
+            with open(os.path.join(rundir, "status"), "w") as f:
+                f.write(status)
+            err = io.StringIO()
+            args = argparse.Namespace(timeout=900, quiet=True, keep=False)
+            with redirect_stderr(err):
+                rc = rg.finish(args, rundir, 0, timed_out, 1.0)
+        return rc, err.getvalue()
+
+    def test_timeout_shows_an_earlier_splat(self):
+        console = "\n".join(["[    1.0] boot"]
+                            + ["[    2.0] WARNING: CPU: 1 PID: 7 at mm/mlock.c:1"]
+                            + [f"[   {i}.0] filler {i}" for i in range(10, 60)])
+        rc, err = self.finish(console, True)
+        self.assertEqual(rc, rg.EXIT_TIMEOUT)
+        self.assertIn("WARNING: CPU: 1 PID: 7 at mm/mlock.c:1", err)
+        self.assertIn("filler 59", err)
+        self.assertIn("kernel problems, then the last kernel messages", err)
+
+    def test_timeout_without_splat_shows_the_tail(self):
+        console = "\n".join(f"[   {i}.0] filler {i}" for i in range(10, 60))
+        rc, err = self.finish(console, True)
+        self.assertEqual(rc, rg.EXIT_TIMEOUT)
+        self.assertNotIn("filler 20", err)
+        self.assertIn("filler 59", err)
+
+
+class SocketDir(unittest.TestCase):
+    def test_short_socket_dir_removed(self):
+        # A run directory too long for a unix socket path gets a socket
+        # directory of its own in the temporary directory: it must go away
+        # with the guest (here a "QEMU" that exits at once).
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = os.path.join(tmp, "r" * 90)
+            socktmp = os.path.join(tmp, "sock")
+            os.makedirs(socktmp)
+            args = argparse.Namespace(writable=[], argv=["true"], keep_paths=[],
+                                      clock="wall", quiet=True, keep=False,
+                                      timeout=30, env=[])
+            with mock.patch.dict(os.environ, {"NUMA_MATRIX_RUNS": runs}), \
+                    mock.patch.object(rg, "QEMU", "true"), \
+                    mock.patch.object(tempfile, "tempdir", socktmp), \
+                    redirect_stderr(io.StringIO()):
+                rc = rg.boot(args, topology.find("1node"), "/k/bzImage", "",
+                             "tcg")
+            self.assertEqual(rc, rg.EXIT_SETUP)
+            self.assertEqual(os.listdir(socktmp), [])
 
 
 if __name__ == "__main__":
