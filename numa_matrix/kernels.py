@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -355,13 +356,38 @@ def configure(p, tree, env, logfile):
     verify_config(p, tree)
 
 
+def stop_group(proc, grace=5):
+    """Stop a process started in a session of its own and all that is left
+    of what it started: SIGTERM to the group, SIGKILL after GRACE seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    proc.wait()
+
+
+def on_signal(signum, frame):
+    """SIGTERM and SIGHUP end a build like an interrupt: make's group is
+    stopped, the lock released, the half-built tree left for the next run
+    to finish incrementally."""
+    raise KeyboardInterrupt
+
+
 def compile_kernel(p, tree, env, logfile, jobs):
     cmd = ["make", "-C", tree, f"O={p['build']}", f"-j{jobs}",
            f"LOCALVERSION={p['localversion']}", "CC=ccache gcc", "bzImage"]
     with open(logfile, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n")
         f.flush()
-        proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT)
+        # Its own session: an interrupt stops make and every compiler it
+        # started, and none is left to race the next build.
+        proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     t0 = time.time()
     last = t0
     while True:
@@ -371,8 +397,7 @@ def compile_kernel(p, tree, env, logfile, jobs):
         except subprocess.TimeoutExpired:
             pass
         except BaseException:
-            proc.kill()
-            proc.wait()
+            stop_group(proc)
             raise
         if time.time() - last >= 15:
             last = time.time()
@@ -380,6 +405,7 @@ def compile_kernel(p, tree, env, logfile, jobs):
                            if line.startswith("  CC "))
             log(f"{p['label']}/{p['flavour']}: {compiled} objects compiled, "
                 f"{last - t0:.0f} s")
+    stop_group(proc)
     if rc != 0:
         tail = "\n".join(read(logfile).splitlines()[-30:])
         raise Failure(f"make bzImage failed (exit {rc}); full log: {logfile}\n"
@@ -508,6 +534,8 @@ def list_sources():
 
 
 def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         epilog="Kernel specs: docs/kernel-specs.md. Examples: patched; "
