@@ -206,8 +206,11 @@ def model_plugin_arg(topo, plugin, rundir):
 
 
 def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
-                 control=None, binding=None, plugin=None):
-    """The one place where a QEMU command line is put together."""
+                 control=None, binding=None, plugin=None, shell=False,
+                 extra=()):
+    """The one place where a QEMU command line is put together. SHELL: the
+    serial console is this terminal (a copy still goes to console.log);
+    EXTRA: the user's --qemu-opts, last."""
     machine = "q35" + (",hmat=on" if topo.hmat else "")
     mem = f"{topo.mem_mib}M"
     smp = f"{topo.ncpus}"
@@ -229,8 +232,10 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
         cmd += ["-accel", "tcg,thread=multi" if topo.ncpus > 1 else "tcg",
                 "-cpu", "max"]
     cmd += numa_args(topo, binding)
+    console = (f"stdio,id=con,signal=off,logfile={rundir}/console.log"
+               if shell else f"file,id=con,path={rundir}/console.log")
     cmd += ["-kernel", kernel, "-append", cmdline,
-            "-chardev", f"file,id=con,path={rundir}/console.log",
+            "-chardev", console,
             "-serial", "chardev:con",
             "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,"
             "multidevs=remap",
@@ -247,7 +252,7 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
                 "-device", f"virtserialport,chardev={port},name=nm.{port}"]
     if control:
         cmd += control.qemu_args()
-    return cmd
+    return cmd + list(extra)
 
 
 # What the command in the guest gets of run-guest's environment: what a
@@ -276,7 +281,8 @@ def guest_environment(environ, extra=()):
     return env
 
 
-def write_share(rundir, argv, shares, keep, topo, clock, kernel, extra_env=()):
+def write_share(rundir, argv, shares, keep, topo, clock, kernel, extra_env=(),
+                shell=False):
     """The command as a shell script, with the part of the host's
     environment it needs plus what tests may want to know about the machine
     they run on and its kernel."""
@@ -300,6 +306,12 @@ def write_share(rundir, argv, shares, keep, topo, clock, kernel, extra_env=()):
     with open(os.path.join(share, "keep"), "w") as f:
         for path in keep:
             f.write(path + "\n")
+    if shell:
+        # guest-init gives the command the serial console as its terminal,
+        # sized like this one.
+        size = shutil.get_terminal_size()
+        with open(os.path.join(share, "shell"), "w") as f:
+            f.write(f"{size.lines} {size.columns}\n")
 
 
 def die_with_parent():
@@ -308,6 +320,14 @@ def die_with_parent():
     PR_SET_PDEATHSIG = 1
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.setpgrp()
+
+
+def die_with_parent_in_foreground():
+    """The same for --shell, where QEMU reads the terminal: it stays in the
+    terminal's foreground process group (a background one would be stopped
+    by SIGTTIN)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)
 
 
 class Streams:
@@ -429,7 +449,7 @@ def boot(args, topo, kernel, cmdline, accel):
     rundir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base)
     shares = [os.path.abspath(p) for p in args.writable]
     write_share(rundir, args.argv, shares, args.keep_paths, topo, args.clock,
-                kernel, getattr(args, "env", ()))
+                kernel, getattr(args, "env", ()), getattr(args, "shell", False))
     # Unix socket paths are limited to 108 bytes: a long run directory gets
     # a short socket directory of its own, removed with the guest.
     sockdir = rundir if len(rundir) < 80 else tempfile.mkdtemp(prefix="nm-")
@@ -449,15 +469,19 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir):
             " (memory bound, vCPUs pinned)")
     control = hostctl.HostControl(sockdir, topo,
                                   os.path.join(rundir, "hostctl.log"), binding)
+    shell = getattr(args, "shell", False)
     cmd = qemu_command(topo, kernel, cmdline, rundir, shares, accel,
-                       args.clock, control, binding, getattr(args, "plugin", None))
+                       args.clock, control, binding, getattr(args, "plugin", None),
+                       shell, getattr(args, "qemu_opts", ()))
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
     streams = Streams(rundir) if not args.quiet else None
     qlog = open(os.path.join(rundir, "qemu.log"), "wb")
     t0 = time.time()
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
-                            stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+    proc = subprocess.Popen(
+        cmd, stdin=None if shell else subprocess.DEVNULL,
+        stdout=None if shell else qlog, stderr=qlog,
+        preexec_fn=die_with_parent_in_foreground if shell else die_with_parent)
     timed_out = False
     try:
         while proc.poll() is None:
@@ -482,6 +506,21 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir):
     return finish(args, rundir, proc.returncode, timed_out, time.time() - t0)
 
 
+# The kernel could not mount the host's root: its 9p or virtio drivers are
+# modules (the guests boot without an initramfs) or missing.
+ROOT_MOUNT_FAILED = re.compile(
+    r"VFS: Unable to mount root|Cannot open root device|"
+    r"No filesystem could mount root|9pnet_virtio: no channels")
+
+
+def root_mount_hint(console):
+    if ROOT_MOUNT_FAILED.search(console):
+        log("the kernel could not mount the host's root over 9p: build "
+            "CONFIG_NET_9P, NET_9P_VIRTIO, 9P_FS, VIRTIO_PCI and PCI in (=y: "
+            "the guests have no initramfs for modules); ./numa-matrix config "
+            "prints every option the guests need")
+
+
 def finish(args, rundir, qemu_rc, timed_out, seconds):
     console_path = os.path.join(rundir, "console.log")
     try:
@@ -504,6 +543,7 @@ def finish(args, rundir, qemu_rc, timed_out, seconds):
             else "the command did not finish"
         log(f"kernel problem in the guest ({what}):")
         report_console(lines, found[:5], console_path)
+        root_mount_hint(console)
         return EXIT_SPLAT
     if rc is None:
         with open(os.path.join(rundir, "qemu.log"), errors="replace") as f:
@@ -511,6 +551,7 @@ def finish(args, rundir, qemu_rc, timed_out, seconds):
         log(f"guest ended without reporting an exit status (QEMU exit "
             f"{qemu_rc}){': ' + qemu_out if qemu_out else ''}")
         report_console(lines, tail(lines), console_path)
+        root_mount_hint(console)
         log(f"QEMU command: {os.path.join(rundir, 'qemu.cmd')}")
         return EXIT_SETUP
     if not args.quiet:
@@ -558,7 +599,17 @@ def main():
                     metavar="NAME[=VALUE]",
                     help="pass this variable to the command too (only PATH, "
                     "locale, Python, Meson and NUMA_MATRIX_* pass by default)")
-    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--shell", action="store_true",
+                    help="an interactive shell in the guest (or COMMAND with "
+                    "this terminal as its own): the serial console is the "
+                    "terminal, kernel messages included; no timeout unless "
+                    "--timeout")
+    ap.add_argument("--qemu-opts", default="", metavar="OPTIONS",
+                    help="options added at the end of QEMU's command line, "
+                    "split as a shell would (e.g. \"-d guest_errors\")")
+    ap.add_argument("--timeout", type=float,
+                    help="seconds before the guest is stopped (default 900; "
+                    "none with --shell)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the run directory (console log etc.) on success")
     ap.add_argument("--list", action="store_true", help="list the topologies")
@@ -568,8 +619,16 @@ def main():
     if args.list:
         list_catalogue()
         return 0
+    if args.shell and not args.argv:
+        args.argv = [interactive_shell()]
     if not args.argv:
-        ap.error("no command: give it after --")
+        ap.error("no command: give it after -- (or --shell)")
+    if args.timeout is None:
+        args.timeout = float("inf") if args.shell else 900
+    try:
+        args.qemu_opts = shlex.split(args.qemu_opts)
+    except ValueError as e:
+        ap.error(f"--qemu-opts: {e}")
     try:
         topo = topology.find(args.topology)
         topology.check_fits(topo, topology.host_limits())
@@ -600,6 +659,13 @@ def main():
     except KeyboardInterrupt:
         log("interrupted")
         return 130
+
+
+def interactive_shell():
+    for sh in (os.environ.get("SHELL"), "/bin/bash", "/bin/sh"):
+        if sh and os.access(sh, os.X_OK):
+            return sh
+    return "/bin/sh"
 
 
 def on_sigterm(signum, frame):

@@ -210,6 +210,41 @@ class KeepPaths(unittest.TestCase):
             rg.keep_paths(["/run/user/0/prog"], [])
 
 
+class DailyUse(unittest.TestCase):
+    def command(self, **kw):
+        return rg.qemu_command(topology.find("1node"), "/k/bzImage", "x",
+                               "/run/x", [], "tcg", "wall", **kw)
+
+    def test_shell_console_is_the_terminal_and_still_logged(self):
+        cmd = self.command(shell=True)
+        self.assertIn("stdio,id=con,signal=off,logfile=/run/x/console.log", cmd)
+        self.assertNotIn("file,id=con,path=/run/x/console.log", cmd)
+        self.assertIn("file,id=con,path=/run/x/console.log", self.command())
+
+    def test_qemu_opts_come_last(self):
+        cmd = self.command(extra=["-d", "guest_errors"])
+        self.assertEqual(cmd[-2:], ["-d", "guest_errors"])
+
+    def test_shell_share_carries_the_terminal_size(self):
+        with tempfile.TemporaryDirectory() as rundir:
+            rg.write_share(rundir, ["/bin/sh"], [], [], topology.find("1node"),
+                           "wall", "/k/bzImage", shell=True)
+            with open(os.path.join(rundir, "share", "shell")) as f:
+                rows, cols = map(int, f.read().split())
+            self.assertTrue(rows > 0 and cols > 0)
+            rg.write_share(rundir + "/b", ["true"], [], [],
+                           topology.find("1node"), "wall", "/k/bzImage")
+            self.assertFalse(os.path.exists(rundir + "/b/share/shell"))
+
+    def test_root_mount_failure_names_the_options(self):
+        err = io.StringIO()
+        with redirect_stderr(err):
+            rg.root_mount_hint("[ 1.2] VFS: Unable to mount root fs on "
+                               "unknown-block(0,0)")
+            rg.root_mount_hint("[ 1.2] Run /sbin/init as init process")
+        self.assertEqual(err.getvalue().count("9P_FS"), 1)
+
+
 class KvmProbe(unittest.TestCase):
     """One probe that says nothing about KVM must not disable it for good,
     and the cached answer is never half written."""
