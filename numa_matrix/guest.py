@@ -566,7 +566,7 @@ def finish(args, rundir, qemu_rc, timed_out, seconds):
 def list_catalogue():
     for path in topology.catalogue():
         try:
-            t = topology.load(path)
+            t = topology.load(path, in_catalogue=True)
             print(f"{t.name:<12} {t.summary()}: {t.description}")
         except topology.TopologyError as e:
             print(f"{os.path.basename(path):<12} INVALID: {e}")

@@ -120,8 +120,8 @@ class Topology:
             extra.append(f"hotplug {self.hotplug['slots']} slots")
         empty = sum(1 for n in self.nodes if n.empty)
         nodes = (f"{len(self.nodes)} node ids ({empty} empty)" if empty
-                 else f"{len(self.nodes)} nodes")
-        return (f"{nodes}, {self.ncpus} vCPUs, "
+                 else plural(len(self.nodes), "node"))
+        return (f"{nodes}, {plural(self.ncpus, 'vCPU')}, "
                 f"{format_size(self.mem_mib)}  [{' '.join(parts)}]"
                 + (f" {', '.join(extra)}" if extra else ""))
 
@@ -459,17 +459,33 @@ class _Parser:
                        f"{t.ncpus} CPUs of the nodes", "raise maxcpus")
 
 
+def plural(n, what):
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
 def parse(text, path="<text>"):
     return _Parser(path, text).parse()
 
 
-def load(path):
+# A catalogue file becomes a Meson test setup, guest_<name> with '-' turned
+# into '_': lowercase, digits and '-' keep two names from meeting in one
+# setup. A file given by path only has to make a file name in a run
+# directory and a cell's key.
+CATALOGUE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+ADHOC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def load(path, in_catalogue=False):
     name = os.path.basename(path)
     name = name[:-len(SUFFIX)] if name.endswith(SUFFIX) else name
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
+    if in_catalogue and not CATALOGUE_NAME.fullmatch(name):
         raise TopologyError(path, 0, f"name '{name}' is not usable as a "
-                            "test setup", "name the file with lowercase "
-                            "letters, digits and '-' only")
+                            "test setup", "name a catalogue file with "
+                            "lowercase letters, digits and '-' only")
+    if not ADHOC_NAME.fullmatch(name):
+        raise TopologyError(path, 0, f"name '{name}' is not usable as a "
+                            "machine's name", "name the file with letters, "
+                            "digits, '_', '.' and '-' only")
     try:
         with open(path) as f:
             text = f.read()
@@ -488,13 +504,15 @@ def catalogue(directory=QEMU_TOPOLOGIES):
 def find(name_or_path, directory=QEMU_TOPOLOGIES):
     """A topology by catalogue name ('4node') or by path."""
     if os.sep in name_or_path or name_or_path.endswith(SUFFIX):
-        return load(name_or_path)
+        in_catalogue = os.path.dirname(os.path.abspath(name_or_path)) == \
+            os.path.abspath(directory)
+        return load(name_or_path, in_catalogue)
     path = os.path.join(directory, name_or_path + SUFFIX)
     if not os.path.exists(path):
         names = [os.path.basename(p)[:-len(SUFFIX)] for p in catalogue(directory)]
         raise TopologyError(name_or_path, 0, "no such topology",
                             f"known: {', '.join(names)} (or give a path)")
-    return load(path)
+    return load(path, in_catalogue=True)
 
 
 def host_limits():

@@ -5,6 +5,7 @@
 valid files (never a crash, only a TopologyError or a valid topology)."""
 
 import os
+import tempfile
 import random
 import re
 import sys
@@ -54,6 +55,31 @@ class Catalogue(unittest.TestCase):
         with self.assertRaises(topology.TopologyError) as cm:
             topology.find("no-such-machine")
         self.assertIn("4node", str(cm.exception))
+
+    def test_names(self):
+        # A file of one's own needs no Meson-safe name; a catalogue file does.
+        text = "description x\nnode 0 cpus=0 mem=512M\n"
+        with tempfile.TemporaryDirectory() as d:
+            for name, ok in (("my_box.v2", True), ("My-Box", True),
+                             ("bad name", False), ("-x", False)):
+                path = os.path.join(d, name + ".topo")
+                with open(path, "w") as f:
+                    f.write(text)
+                with self.subTest(name=name):
+                    if ok:
+                        self.assertEqual(topology.find(path).name, name)
+                    else:
+                        with self.assertRaises(topology.TopologyError):
+                            topology.find(path)
+            with self.assertRaises(topology.TopologyError) as cm:
+                topology.find("my_box.v2", directory=d)
+            self.assertIn("test setup", str(cm.exception))
+
+    def test_summary_counts_in_words(self):
+        self.assertTrue(topology.find("1node").summary().startswith(
+            "1 node, 2 vCPUs"))
+        t = topology.parse("description x\nnode 0 cpus=0 mem=512M\n")
+        self.assertTrue(t.summary().startswith("1 node, 1 vCPU,"))
 
 
 class Valid(unittest.TestCase):
