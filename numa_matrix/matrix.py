@@ -133,11 +133,43 @@ def select_kernels(text, flavour):
     return chosen
 
 
-def parse_selection(args):
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def select_topologies(text, rundir=None):
+    """{name: path} in order from a comma list of catalogue names and .topo
+    paths. A cell is keyed by the machine's name, never its path; a file of
+    one's own must not take a catalogue machine's name, and a resumed run
+    finds it in its own copy (rundir/topologies/)."""
+    chosen = {}
+    for t in text.split(",") if text else DEFAULT_TOPOLOGIES:
+        copy = os.path.join(rundir, "topologies", t + topology.SUFFIX) \
+            if rundir and os.sep not in t else None
+        if copy and os.path.isfile(copy):
+            topo = topology.load(copy)
+        else:
+            topo = topology.find(t)
+        if os.sep in t or t.endswith(topology.SUFFIX):
+            try:
+                known = topology.find(topo.name)
+            except topology.TopologyError:
+                known = None
+            if known and read_bytes(known.path) != read_bytes(topo.path):
+                raise Failure(f"--topologies {t}: the catalogue has another "
+                              f"machine called {topo.name}: rename your file")
+        if topo.name in chosen and \
+                read_bytes(chosen[topo.name]) != read_bytes(topo.path):
+            raise Failure(f"--topologies: two different machines are called "
+                          f"{topo.name}: rename one of the files")
+        chosen[topo.name] = topo.path
+    return chosen
+
+
+def parse_selection(args, rundir=None):
     kernels = select_kernels(args.kernels, args.flavour)
-    topos = args.topologies.split(",") if args.topologies else DEFAULT_TOPOLOGIES
-    for t in topos:
-        topology.find(t)
+    topos = select_topologies(args.topologies, rundir)
     scenarios = WORST_CASE if args.interleave_worst_case else \
         (args.scenarios.split(",") if args.scenarios else DEFAULT_SCENARIOS)
     for s in scenarios:
@@ -231,12 +263,14 @@ def write_env(rundir, args, kernels, topos, scenarios):
         "numa_matrix": git_describe(), "host": host_env(),
         "kernels": env.get("kernels", {}) | kinfo,
         "topologies": env.get("topologies", []) +
-        [t for t in topos if t not in env.get("topologies", [])],
+        [t for t in topos if t not in env.get("topologies", [])],  # names
         "scenarios": env.get("scenarios", {}) | {s: SCENARIOS[s] for s in scenarios},
     })
     os.makedirs(os.path.join(rundir, "topologies"), exist_ok=True)
-    for t in topos:
-        shutil.copy2(topology.find(t).path, os.path.join(rundir, "topologies"))
+    for name, source in topos.items():
+        copy = topo_copy(rundir, name)
+        if os.path.abspath(source) != copy:
+            shutil.copy2(source, copy)
     atomic_write(path, json.dumps(env, indent=2) + "\n")
     return env
 
@@ -273,11 +307,16 @@ def atomic_write(path, text):
 
 # ---------------------------------------------------------------- running
 
+def topo_copy(rundir, name):
+    """The run's own copy of a machine: what its cells boot."""
+    return os.path.join(rundir, "topologies", name + topology.SUFFIX)
+
+
 def cell_path(rundir, topo, scenario, kernel):
     return os.path.join(rundir, "cells", topo, scenario, kernel + ".csv")
 
 
-def bench_command(env, scenario, topo):
+def bench_command(env, scenario, topo, rundir):
     spec = SCENARIOS[scenario]
     cmd = [env["bench"], "--policy", spec["policy"], "--thp", spec["thp"],
            "--op", spec["op"], "--size", env["size"],
@@ -285,14 +324,15 @@ def bench_command(env, scenario, topo):
     if spec.get("unlocked"):
         cmd.append("--unlocked")
     if spec.get("processes") == "cpus":
-        cmd += ["--processes", str(topology.find(topo).ncpus)]
+        cmd += ["--processes",
+                str(topology.load(topo_copy(rundir, topo)).ncpus)]
     return cmd
 
 
 def run_cell(env, rundir, kernel, topo, scenario):
     """One guest, one benchmark. Figures on success, .failed otherwise."""
     path = cell_path(rundir, topo, scenario, kernel)
-    guest = [RUN_GUEST, "--topology", topo,
+    guest = [RUN_GUEST, "--topology", topo_copy(rundir, topo),
              "--kernel", env["kernels"][kernel]["image"],
              "--flavour", env["flavour"], "--clock", env["clock"],
              "--timeout", str(env["timeout"])]
@@ -305,7 +345,8 @@ def run_cell(env, rundir, kernel, topo, scenario):
                            "is missing or changed since the run was planned: "
                            "start a new run")
         environ["NUMA_MATRIX_COSTMODEL"] = env["cost_model"]["plugin"]
-    out = subprocess.run(guest + ["--"] + bench_command(env, scenario, topo),
+    out = subprocess.run(guest + ["--"] + bench_command(env, scenario, topo,
+                                                        rundir),
                          capture_output=True, text=True, check=False, env=environ)
     if out.returncode == 130:
         # Ctrl-C: the cell did not run, it did not fail.
@@ -366,11 +407,11 @@ def plan_run(args):
         args.topologies = args.topologies or ",".join(old["topologies"])
         if not args.interleave_worst_case:
             args.scenarios = args.scenarios or ",".join(old["scenarios"])
-    kernels, topos, scenarios = parse_selection(args)
-    if args.resume:
-        rundir = os.path.abspath(args.resume)
-    elif args.run_dir:
-        rundir = os.path.abspath(args.run_dir)
+    existing = os.path.abspath(args.resume or args.run_dir or "") \
+        if (args.resume or args.run_dir) else None
+    kernels, topos, scenarios = parse_selection(args, existing)
+    if existing:
+        rundir = existing
     else:
         # A run that mixes sources lives with the source of its first
         # column, the one the others are compared against.
@@ -379,7 +420,7 @@ def plan_run(args):
         rundir = os.path.join(args.results, version, run_id)
     os.makedirs(rundir, exist_ok=True)
     env = write_env(rundir, args, kernels, topos, scenarios)
-    return rundir, env, plan_cells(env, list(kernels), topos, scenarios)
+    return rundir, env, plan_cells(env, list(kernels), list(topos), scenarios)
 
 
 def cmd_plan(args):
@@ -523,7 +564,7 @@ def read_cell(path):
     clock each iteration's record ({"insns": N, ..., "cycles": N})."""
     seconds, pages, meta, model = [], None, {}, []
     with open(path) as f:
-        for line in f:
+        for lineno, line in enumerate(f, 1):
             line = line.strip()
             if line.startswith("# timedmunlock "):
                 meta = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
@@ -533,9 +574,17 @@ def read_cell(path):
                               for k, v in record.items()})
             if not line or line.startswith("#") or line.startswith("iteration,"):
                 continue
-            it, op, npages, sec = line.split(",")
-            seconds.append(float(sec))
-            pages = int(npages)
+            fields = line.split(",")
+            try:
+                if len(fields) != 4:
+                    raise ValueError
+                sec, npages = float(fields[3]), int(fields[2])
+            except ValueError:
+                raise Failure(f"{path}:{lineno}: not a result line "
+                              f"(iteration,op,pages,seconds): {line[:60]!r}") \
+                    from None
+            seconds.append(sec)
+            pages = npages
     if not seconds:
         raise Failure(f"{path}: no iterations")
     if model and len(model) != len(seconds):
@@ -563,11 +612,17 @@ def load_run(rundir):
         for scenario in env["scenarios"]:
             for kernel in env["kernels"]:
                 path = cell_path(rundir, topo, scenario, kernel)
+                key = (topo, scenario, kernel)
                 if os.path.exists(path):
-                    cells[(topo, scenario, kernel)] = read_cell(path)
+                    # One damaged file costs its cell, not the report.
+                    try:
+                        cells[key] = read_cell(path)
+                    except Failure as e:
+                        failed[key] = "damaged: " + str(e).replace(
+                            path, os.path.relpath(path, rundir))
                 elif os.path.exists(path[:-4] + ".failed"):
-                    failed[(topo, scenario, kernel)] = os.path.relpath(
-                        path[:-4] + ".failed", rundir)
+                    failed[key] = "see `" + os.path.relpath(
+                        path[:-4] + ".failed", rundir) + "`"
     return env, cells, failed
 
 
@@ -600,6 +655,9 @@ def seed_table(kernels, cells, env, topo, scenario):
     clock = env["clock"]
     st = {k: stats(figures(cells[(topo, scenario, k)], clock)) for k in present}
     base = st[present[0]]
+    note = [] if present[0] == kernels[0] else [
+        f"(no figures of {kernels[0]} on {topo}: percentages are against "
+        f"{present[0]})"]
     width = 22
     if clock == "model":
         label, unit, scale, page = "Cycles", "M", 1e-6, ("cycles/page mean", 1.0)
@@ -610,7 +668,7 @@ def seed_table(kernels, cells, env, topo, scenario):
     head1 = f"{'':<18}" + "".join(f"{env['kernels'][k]['source_version']:>{width}}"
                                    for k in present)
     head2 = f"{'':<18}" + "".join(f"{k:>{width}}" for k in present)
-    lines = [head1, head2]
+    lines = note + [head1, head2]
     for row in ROWS:
         cols = []
         for k in present:
@@ -673,8 +731,7 @@ def gnuplot(script, out):
 
 
 def nodes_of(rundir, topo):
-    return len(topology.load(os.path.join(rundir, "topologies",
-                                          topo + topology.SUFFIX)).nodes)
+    return len(topology.load(topo_copy(rundir, topo)).nodes)
 
 
 def plot_lines(rundir, name, title, ylabel, series, xs):
@@ -839,8 +896,8 @@ def write_report(rundir):
     if made:
         md += ["## plots", ""] + [f"![{p}]({p})" for p in made] + [""]
     if failed:
-        md += ["## failed cells", ""] + [f"- {t} {s} {k}: see `{p}`"
-                                         for (t, s, k), p in sorted(failed.items())]
+        md += ["## failed or damaged cells", ""] + [
+            f"- {t} {s} {k}: {why}" for (t, s, k), why in sorted(failed.items())]
         md.append("")
     missing = [(t, s, k) for t in env["topologies"] for s in env["scenarios"]
                for k in kernels if (t, s, k) not in cells and (t, s, k) not in failed]

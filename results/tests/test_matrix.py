@@ -114,6 +114,31 @@ class Run(unittest.TestCase):
         self.assertIn("| 4node | 1.0370 | 1.0042 |", text)
         self.assertIn("clock: **icount**", text)
 
+    def test_damaged_cell_costs_only_itself(self):
+        path = mx.cell_path(self.dir, "4node", "bind", "patched")
+        with open(path, "a") as f:
+            f.write("Segmentation fault\n")
+        env, cells, failed = mx.load_run(self.dir)
+        self.assertNotIn(("4node", "bind", "patched"), cells)
+        self.assertRegex(failed[("4node", "bind", "patched")],
+                         r"^damaged: cells/4node/bind/patched.csv:7: not a "
+                         r"result line")
+        with open(mx.write_report(self.dir)) as f:
+            text = f.read()
+        self.assertIn("4node bind patched: damaged: cells/4node/bind/"
+                      "patched.csv:7", text)
+        self.assertIn("8.033 (  33.79%)", text)     # the rest stands
+
+    def test_missing_first_column_is_said(self):
+        os.unlink(mx.cell_path(self.dir, "4node", "bind", "baseline"))
+        env, cells, _ = mx.load_run(self.dir)
+        table = mx.seed_table(list(env["kernels"]), cells, env, "4node", "bind")
+        self.assertEqual(table.splitlines()[0], "(no figures of baseline on "
+                         "4node: percentages are against patched)")
+        full = mx.seed_table(list(env["kernels"]), cells, env, "4node",
+                             "interleave")
+        self.assertNotIn("no figures", full)
+
     def test_seed_table_columns(self):
         env, cells, failed = mx.load_run(self.dir)
         table = mx.seed_table(list(env["kernels"]), cells, env, "4node", "bind")
@@ -242,6 +267,79 @@ class ModelClock(unittest.TestCase):
         self.assertEqual(most[0], 2, "never two cells at once")
         self.assertIn("4 cells in", err.getvalue())
         self.assertIn("with 2 at a time", err.getvalue())
+
+
+class Topologies(unittest.TestCase):
+    """--topologies /path/mine.topo: the cell is keyed by the machine's
+    name, the run keeps a copy and boots that copy."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.mine = os.path.join(self.dir, "my_box.topo")
+        with open(self.mine, "w") as f:
+            f.write("description mine\nnode 0 cpus=0 mem=512M\n"
+                    "node 1 cpus=1 mem=512M\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_path_becomes_a_name(self):
+        got = mx.select_topologies(f"2node,{self.mine}")
+        self.assertEqual(list(got), ["2node", "my_box"])
+        self.assertEqual(got["my_box"], self.mine)
+
+    def test_plan_copies_the_file_and_keeps_it(self):
+        run = os.path.join(self.dir, "run")
+        with open(self.mine) as f:
+            before = f.read()
+        args = mock.Mock(clock="icount", accel="tcg", iterations=1, size="1M",
+                         flavour="perf", timeout=9, bench="/b")
+        with mock.patch.object(mx, "host_env", return_value={}), \
+                mock.patch.object(mx, "git_describe", return_value="x"):
+            env = mx.write_env(run, args, {}, mx.select_topologies(self.mine),
+                               ["bind"])
+        self.assertEqual(env["topologies"], ["my_box"])
+        with open(mx.topo_copy(run, "my_box")) as f:
+            self.assertEqual(f.read(), before)
+        with open(self.mine) as f:
+            self.assertEqual(f.read(), before)
+        self.assertTrue(os.path.isfile(os.path.join(run, "env.json")))
+
+    def test_catalogue_name_taken(self):
+        other = os.path.join(self.dir, "sub")
+        os.makedirs(other)
+        shutil.copy(self.mine, os.path.join(other, "4node.topo"))
+        with self.assertRaisesRegex(mx.Failure, "another machine called 4node"):
+            mx.select_topologies(os.path.join(other, "4node.topo"))
+        # The catalogue's own file, given by path, is the same machine.
+        mx.select_topologies(os.path.join(QEMU_TOPOLOGIES, "4node.topo"))
+
+    def test_cell_boots_the_runs_copy(self):
+        run = os.path.join(self.dir, "run")
+        topos = mx.select_topologies(self.mine)
+        os.makedirs(os.path.join(run, "topologies"))
+        shutil.copy(self.mine, mx.topo_copy(run, "my_box"))
+        os.unlink(self.mine)        # the run must not need the original
+        self.assertEqual(mx.select_topologies("my_box", run),
+                         {"my_box": mx.topo_copy(run, "my_box")})
+        env = {"kernels": {"k": {"image": "/x"}}, "flavour": "perf",
+               "clock": "icount", "timeout": 9, "bench": "/b",
+               "size": "1M", "iterations": 1}
+        seen = []
+
+        def fake_run(cmd, **kw):
+            seen.append(cmd)
+            return mock.Mock(returncode=1, stdout="", stderr="boom\n")
+
+        with mock.patch.object(mx.subprocess, "run", fake_run):
+            ok, why = mx.run_cell(env, run, "k", "my_box", "bind")
+        self.assertFalse(ok)
+        cmd = seen[0]
+        self.assertEqual(cmd[cmd.index("--topology") + 1],
+                         mx.topo_copy(run, "my_box"))
+        self.assertTrue(os.path.exists(os.path.join(
+            run, "cells", "my_box", "bind", "k.failed")))
+        self.assertIn("my_box", topos)
 
 
 class Sources(unittest.TestCase):
