@@ -4,14 +4,16 @@
  * that is already locked: moved pages stay locked and their accounting moves
  * with them; pages that may not move stay where they are, locked.
  *
- * A private anonymous range is bound to node A and mlocked, in a child pinned
- * to one CPU. Then, "next" meaning the next usable node, wrapping around:
+ * A range bound to node A and mlocked, in a child pinned to one CPU: private
+ * anonymous, a memfd mapped shared (the other process below maps it too),
+ * and private anonymous in transparent huge pages (each moved whole). Then, "next" meaning the next usable node, wrapping around:
  *
  *  1. mbind(next, MPOL_MF_MOVE): returns 0, every page moves.
  *  2. mbind(next, MPOL_MF_STRICT): the pages are not on that node, so EIO;
  *     nothing moves and the VMA keeps its policy (get_mempolicy()).
  *  3. mbind(next, MPOL_MF_MOVE | MPOL_MF_STRICT): returns 0, every page moves.
- *  4. A forked process now shares every page (copy-on-write, not written).
+ *  4. A forked process now shares every page (it reads each one: private
+ *     pages are shared copy-on-write, shared ones mapped by both).
  *     mbind(next, MPOL_MF_MOVE): returns 0 and moves nothing: MPOL_MF_MOVE
  *     leaves pages that another process maps (migrate_folio_add() in 6.1:
  *     folio_estimated_sharers() > 1).
@@ -135,33 +137,69 @@ static void check_shared(struct state *s, const char *step)
 	memcpy(s->lk.label, label, sizeof(label));
 }
 
-/* A process sharing every page of the range until it is killed. */
-static pid_t sharer(void)
+/*
+ * A process sharing every page of the range until it is killed. fork()
+ * copies the page tables of private mappings only, so the child reads every
+ * page first: a shared mapping's pages are mapped by it too then.
+ */
+static pid_t sharer(const struct nt_area *a)
 {
-	pid_t pid = fork();
+	volatile char sum = 0;
+	int ready[2];
+	size_t i;
+	pid_t pid;
+	char c;
 
+	if (pipe(ready))
+		nt_tap_bail("pipe: %s", strerror(errno));
+	pid = fork();
 	if (pid < 0)
 		nt_tap_bail("fork: %s", strerror(errno));
 	if (!pid) {
+		for (i = 0; i < a->npages; i++)
+			sum += a->addr[i * a->page_size];
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
 		for (;;)
 			pause();
 	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		nt_tap_bail("the sharing process did not map the pages");
+	close(ready[0]);
 	return pid;
 }
 
+static const struct mkind {
+	enum nt_kind kind;
+	bool thp;
+	const char *name;
+} kinds[] = {
+	{ NT_PRIVATE_ANON, false, "private anonymous" },
+	{ NT_MEMFD, false, "memfd shared" },
+	{ NT_PRIVATE_ANON, true, "private anonymous THP" },
+};
+
+#define NKINDS	(sizeof(kinds) / sizeof(kinds[0]))
+
+static size_t hpage;	/* PMD size; 0 without THP */
+
 static void run(const struct nt_topology *t, size_t len, int local_node, void *arg)
 {
+	const struct mkind *k = arg;
 	struct state s = { .t = t };
 	int node = nt_mask_next(&t->allowed, -1), status;
 	pid_t other;
 
-	(void)arg;
-	snprintf(s.lk.label, sizeof(s.lk.label), "locked range");
+	snprintf(s.lk.label, sizeof(s.lk.label), "%s", k->name);
 	s.lk.t = t;
 	s.lk.r = &s.r;
 	nt_lk_baseline(&s.lk);
 	expect_on(&s, node);
-	nt_lk_map(&s.lk, NT_PRIVATE_ANON, len, &s.pol, true, local_node, &s.vma);
+	if (k->thp)
+		nt_lk_map_thp(&s.lk, len, hpage, &s.pol, local_node, &s.vma);
+	else
+		nt_lk_map(&s.lk, k->kind, len, &s.pol, true, local_node, &s.vma);
 	check_locked(&s, "mapped");
 
 	node = next_node(t, node);
@@ -180,7 +218,7 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	expect_on(&s, node);
 	check_locked(&s, "after MPOL_MF_MOVE|MPOL_MF_STRICT");
 
-	other = sharer();
+	other = sharer(&s.r.a);
 	do_mbind(&s, next_node(t, node), MPOL_MF_MOVE, "MPOL_MF_MOVE, pages shared", 0);
 	check_shared(&s, "shared, after MPOL_MF_MOVE");
 	node = next_node(t, node);
@@ -201,11 +239,25 @@ int main(int argc, char **argv)
 {
 	struct nt_topology t;
 	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
+	const char *thp_skip;
+	unsigned int i, c;
 
 	if (nt_mask_weight(&t.allowed) < 2)
 		nt_tap_skip_all("needs two usable memory nodes to move pages between, this machine has %d",
 				nt_mask_weight(&t.allowed));
-	nt_tap_plan(CHECKS);
-	nt_lk_in_child(&t, len, CHECKS, "locked range", run, NULL);
+	nt_tap_plan(NKINDS * CHECKS);
+	hpage = nt_thp_size(&thp_skip);
+	for (i = 0; i < NKINDS; i++) {
+		if (kinds[i].thp && thp_skip) {
+			for (c = 1; c <= CHECKS; c++)
+				nt_tap_skip(thp_skip, "%s: check %u of %d", kinds[i].name, c, CHECKS);
+			continue;
+		}
+		/* The THP kind: whole huge pages, two at least. */
+		nt_lk_in_child_thp(&t, -1, kinds[i].thp,
+				   !kinds[i].thp ? len : len < 2 * hpage ? 2 * hpage :
+				   len / hpage * hpage,
+				   CHECKS, kinds[i].name, run, (void *)&kinds[i]);
+	}
 	return nt_tap_finish();
 }

@@ -54,8 +54,6 @@
 #define DEFAULT_SIZE	(1UL << 20)
 #define KIND_CHECKS	(3 * NT_LK_LOCKED_CHECKS + 2 + NT_LK_UNLOCKED_CHECKS)
 
-#define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
-
 static const struct mkind {
 	enum nt_kind kind;
 	bool thp;		/* private anonymous in transparent huge pages */
@@ -143,28 +141,6 @@ static void moved(struct nt_lk *lk)
 	lk->extra.culled += n;
 }
 
-/*
- * THPs: mapped aligned, MADV_HUGEPAGE, bound, mlocked (populated as huge
- * pages). The checks count base pages and look at heads (lk->thp_pages).
- */
-static void map_thp(struct nt_lk *lk, size_t len, const struct nt_policy *pol, int local_node,
-		    struct nt_vma *vma)
-{
-	int err = nt_region_map(lk->r, NT_PRIVATE_ANON, len, hpage, 0);
-
-	if (!err && madvise(lk->r->a.addr, len, MADV_HUGEPAGE))
-		err = -errno;
-	if (!err)
-		err = nt_area_mbind(&lk->r->a, pol);
-	if (!err)
-		err = nt_area_lock(&lk->r->a);
-	if (!err)
-		err = nt_region_vma(lk->r, local_node, vma);
-	if (err)
-		nt_tap_bail("%s: mapping and locking huge pages: %s", lk->label, strerror(-err));
-	lk->thp_pages = hpage / lk->r->a.page_size;
-}
-
 static void run_kind(const struct nt_topology *t, size_t len, int local_node, void *arg)
 {
 	int a = nt_mask_next(&t->allowed, -1), b = next_node(t, a), c = next_node(t, b);
@@ -180,7 +156,7 @@ static void run_kind(const struct nt_topology *t, size_t len, int local_node, vo
 	nt_lk_baseline(&lk);
 	nt_policy_one(&pol, MPOL_BIND, a);
 	if (k->thp)
-		map_thp(&lk, len, &pol, local_node, &vma);
+		nt_lk_map_thp(&lk, len, hpage, &pol, local_node, &vma);
 	else
 		nt_lk_map(&lk, k->kind, len, &pol, true, local_node, &vma);
 	where(at, sizeof(at), a);
@@ -206,20 +182,6 @@ static void run_kind(const struct nt_topology *t, size_t len, int local_node, vo
 	nt_region_unmap(&r);
 }
 
-/* The THP kind's reason to skip, or NULL: no THP, or THP "never". */
-static const char *no_thp(void)
-{
-	char text[32], mode[32];
-
-	if (nt_file_read_line(THP_DIR "/hpage_pmd_size", text, sizeof(text)) ||
-	    nt_file_read_choice(THP_DIR "/enabled", mode, sizeof(mode)))
-		return "no transparent huge pages here (" THP_DIR ")";
-	if (!strcmp(mode, "never"))
-		return "transparent huge pages set to never here";
-	hpage = strtoul(text, NULL, 10);
-	return hpage ? NULL : "no PMD size in " THP_DIR "/hpage_pmd_size";
-}
-
 int main(int argc, char **argv)
 {
 	unsigned int i, nkinds = sizeof(kinds) / sizeof(kinds[0]);
@@ -231,7 +193,7 @@ int main(int argc, char **argv)
 		nt_tap_skip_all("needs two usable memory nodes to migrate between, this machine has %d",
 				nt_mask_weight(&t.allowed));
 	nt_tap_plan(nkinds * KIND_CHECKS);
-	thp_skip = no_thp();
+	hpage = nt_thp_size(&thp_skip);
 	for (i = 0; i < nkinds; i++) {
 		unsigned int c;
 

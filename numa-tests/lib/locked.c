@@ -18,6 +18,7 @@
 #include "pageflags.h"
 #include "placement.h"
 #include "snapshot.h"
+#include "sysfile.h"
 #include "tap.h"
 #include "values.h"
 
@@ -764,4 +765,43 @@ void nt_lk_map(struct nt_lk *lk, enum nt_kind kind, size_t len, const struct nt_
 	}
 	if (err)
 		nt_tap_bail("%s: %s of the range: %s", lk->label, what, strerror(-err));
+}
+
+void nt_lk_map_thp(struct nt_lk *lk, size_t len, size_t hpage, const struct nt_policy *pol,
+		   int local_node, struct nt_vma *vma)
+{
+	int err = nt_region_map(lk->r, NT_PRIVATE_ANON, len, hpage, 0);
+
+	if (!err && madvise(lk->r->a.addr, len, MADV_HUGEPAGE))
+		err = -errno;
+	if (!err)
+		err = nt_area_mbind(&lk->r->a, pol);
+	if (!err)
+		err = nt_area_lock(&lk->r->a);
+	if (!err)
+		err = nt_region_vma(lk->r, local_node, vma);
+	if (err)
+		nt_tap_bail("%s: mapping and locking huge pages: %s", lk->label, strerror(-err));
+	lk->thp_pages = hpage / lk->r->a.page_size;
+}
+
+#define THP_DIR	"/sys/kernel/mm/transparent_hugepage"
+
+size_t nt_thp_size(const char **why)
+{
+	char text[32], mode[32];
+	size_t size;
+
+	if (nt_file_read_line(THP_DIR "/hpage_pmd_size", text, sizeof(text)) ||
+	    nt_file_read_choice(THP_DIR "/enabled", mode, sizeof(mode))) {
+		*why = "no transparent huge pages here (" THP_DIR ")";
+		return 0;
+	}
+	if (!strcmp(mode, "never")) {
+		*why = "transparent huge pages set to never here";
+		return 0;
+	}
+	size = strtoul(text, NULL, 10);
+	*why = size ? NULL : "no PMD size in " THP_DIR "/hpage_pmd_size";
+	return size;
 }

@@ -273,4 +273,18 @@ void nt_lk_in_child_thp(const struct nt_topology *t, int cpu_node, bool thp, siz
 void nt_lk_map(struct nt_lk *lk, enum nt_kind kind, size_t len, const struct nt_policy *pol,
 	       bool lock, int local_node, struct nt_vma *vma);
 
+/*
+ * Maps len bytes (a multiple of hpage) of private anonymous memory aligned to
+ * hpage with MADV_HUGEPAGE, applies pol, mlocks it (populating it with huge
+ * pages), models its VMA, and sets lk->thp_pages. Bails on errors. The
+ * process must allow THP (nt_lk_in_child_thp()).
+ */
+void nt_lk_map_thp(struct nt_lk *lk, size_t len, size_t hpage, const struct nt_policy *pol,
+		   int local_node, struct nt_vma *vma);
+/*
+ * The size of a PMD-mapped transparent huge page, or 0 with *why saying
+ * why there are none for MADV_HUGEPAGE here (no THP, or THP "never").
+ */
+size_t nt_thp_size(const char **why);
+
 #endif
