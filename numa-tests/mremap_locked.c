@@ -4,8 +4,12 @@
  * locked; growing it locks and populates the new part under the VMA's
  * policy; shrinking it munlocks what goes.
  *
- * In a child pinned to one CPU, a private anonymous range interleaved over
- * every usable memory node (VMA policy) is mlocked and checked
+ * In a child pinned to one CPU, a range interleaved over every usable
+ * memory node (VMA policy), private anonymous or a memfd mapped shared (its
+ * interleave index is the file's, which no move changes; the file is made
+ * longer before the range grows over it, and the part mbind() did not name
+ * falls back to the task policy, set to the same interleave for that), is
+ * mlocked and checked
  * (lib/locked.h nt_lk_locked()), then:
  *
  * 1. moved (MREMAP_MAYMOVE | MREMAP_FIXED) into another reserved place: the
@@ -16,9 +20,9 @@
  * 2. grown in place (the space after it is freed first): mremap() adds the
  *    new pages to locked_vm and populates them (mm_populate()), each mlocked
  *    and culled once, placed by the same VMA policy; the old pages keep
- *    their data.
+ *    their data, the new ones read as zeros.
  * 3. shrunk to half: the pages cut off are munlocked (munlocked and rescued
- *    once each) and freed; the unmap leaves up to 14 of them queued on this
+ *    once each) and freed (a memfd's stay in its page cache); the unmap leaves up to 14 of them queued on this
  *    CPU's mlock batch, so the check drains every CPU first.
  * 4. munmap(): everything back at its baseline.
  *
@@ -106,9 +110,18 @@ static void move(struct state *s, char *dest)
 
 static void grow(struct state *s, size_t new_len)
 {
-	size_t bad;
+	struct nt_area added;
+	size_t bad, fresh;
 	void *p;
 
+	/*
+	 * A shared mapping grows over file pages that must exist. Its mbind()
+	 * policy is the file's, for the range mbind() named only
+	 * (numa_memory_policy.rst, "Shared Policy"): the new part falls back
+	 * to the task policy, which is made the same interleave here.
+	 */
+	if (s->r.fd >= 0 && (ftruncate(s->r.fd, new_len) || nt_set_task_policy(&s->pol)))
+		nt_tap_bail("growing the memfd: %s", strerror(errno));
 	/* Free the reserved space after the range, then grow into it. */
 	if (munmap(s->r.a.addr + s->r.a.len, new_len - s->r.a.len))
 		nt_tap_bail("munmap after the range: %s", strerror(errno));
@@ -120,8 +133,18 @@ static void grow(struct state *s, size_t new_len)
 	if (p != s->r.a.addr)
 		nt_tap_bail("cannot go on without the growth");
 	bad = nt_area_verify(&s->r.a, s->lk.seed);
-	nt_tap_result(!bad, "%s: the pages it had keep their data", s->lk.label);
+	added = (struct nt_area){ .addr = s->r.a.addr + s->r.a.len, .len = new_len - s->r.a.len,
+				  .page_size = s->r.a.page_size };
+	added.npages = added.len / added.page_size;
+	fresh = nt_area_verify_zero(&added);
+	if (bad || fresh)
+		nt_tap_diag("%zu old pages read back wrong, %zu new ones not as zeros", bad, fresh);
+	nt_tap_result(!bad && !fresh,
+		      "%s: the pages it had keep their data, the new ones read as zeros",
+		      s->lk.label);
 	moved_to(s, s->r.a.addr, new_len, s->vma.pgoff);
+	if (s->r.fd >= 0 && nt_set_task_policy(NULL))
+		nt_tap_bail("resetting the task policy: %s", strerror(errno));
 	nt_area_fill(&s->r.a, s->lk.seed);
 	/* Populated by mremap(), which drains this CPU's batch. */
 	check(s, false, "grown");
@@ -145,19 +168,23 @@ static void shrink(struct state *s, size_t new_len)
 	check(s, true, "shrunk");
 }
 
+static const enum nt_kind kinds[] = { NT_PRIVATE_ANON, NT_MEMFD };
+
+#define NKINDS	(sizeof(kinds) / sizeof(kinds[0]))
+
 static void run(const struct nt_topology *t, size_t len, int local_node, void *arg)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 	struct state s = { .lk.t = t, .where = "their interleave node" };
+	enum nt_kind kind = *(const enum nt_kind *)arg;
 	char *dest;
 
-	(void)arg;
-	snprintf(s.lk.label, sizeof(s.lk.label), "locked range");
+	snprintf(s.lk.label, sizeof(s.lk.label), "%s", nt_kind_names[kind]);
 	s.lk.r = &s.r;
 	s.pol.mode = MPOL_INTERLEAVE;
 	s.pol.nodes = t->allowed;
 	nt_lk_baseline(&s.lk);
-	nt_lk_map(&s.lk, NT_PRIVATE_ANON, len, &s.pol, true, local_node, &s.vma);
+	nt_lk_map(&s.lk, kind, len, &s.pol, true, local_node, &s.vma);
 	check(&s, false, "mapped");
 
 	/* Room for the range grown to twice its size, between guard pages. */
@@ -179,10 +206,12 @@ int main(int argc, char **argv)
 {
 	struct nt_topology t;
 	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
+	unsigned int i;
 
 	if (len < 2 * (size_t)sysconf(_SC_PAGESIZE))
 		nt_tap_skip_all("the range needs at least two pages");
-	nt_tap_plan(CHECKS);
-	nt_lk_in_child(&t, len, CHECKS, "locked range", run, NULL);
+	nt_tap_plan(NKINDS * CHECKS);
+	for (i = 0; i < NKINDS; i++)
+		nt_lk_in_child(&t, len, CHECKS, nt_kind_names[kinds[i]], run, (void *)&kinds[i]);
 	return nt_tap_finish();
 }
