@@ -25,6 +25,9 @@
  *    KPF_MLOCKED and KPF_UNEVICTABLE clear, and they still hold the first
  *    data.
  * 3. L munlocks: everything back at its baseline.
+ * Then the same fork() over a memfd mapped shared (run_shared()): no copy
+ * on write, the child's mapping unlocked, the pages still the locker's and
+ * locked, the child's writes read back by the locker, no counter moved.
  *
  * Copy-on-write faults leave pages on the faulting CPU's batch: the checks
  * after them drain every CPU first.
@@ -188,12 +191,74 @@ static void run(const struct nt_topology *t, size_t len, int local_node, void *a
 	nt_lk_munlock(&s.lk);
 }
 
+/* A child of a locker of shared memory: it maps every page, then writes it. */
+static void shared_child(struct state *s)
+{
+	const char *who = "child of the memfd locker";
+	struct nt_lk_events none = { 0 };
+	volatile char sum = 0;
+	size_t i;
+
+	snprintf(s->lk.label, sizeof(s->lk.label), "%s", who);
+	s->lk.base = s->lk.now;
+	for (i = 0; i < s->r.a.npages; i++)
+		sum += s->r.a.addr[i * s->r.a.page_size];
+	check_own_unlocked(s, who);
+	check_locker_locked(s, who, s->r.a.len / 1024 / 2);
+	nt_area_fill(&s->r.a, SEED_C1);
+	nt_lk_snapshot(&s->lk, true);
+	/* The pages are the locker's own, still locked by it: no copy, no event. */
+	nt_lk_check_flags(&s->lk, true, true);
+	nt_lk_check_nodes(&s->lk, false, NULL);
+	nt_lk_check_nodes(&s->lk, true, NULL);
+	nt_lk_check_events(&s->lk, &none);
+}
+
+#define SHARED_CHILD_CHECKS	7
+#define SHARED_CHECKS	(2 * NT_LK_LOCKED_CHECKS + SHARED_CHILD_CHECKS + NT_LK_UNLOCKED_CHECKS)
+
+/*
+ * The same fork() over a memfd mapped shared: nothing is copied on write.
+ * The child's VMA is not locked (VmLck 0, smaps Locked 0), the pages it maps
+ * are the locker's, still locked, and what it writes is what the locker
+ * reads back (mmap(2) MAP_SHARED); no counter moves.
+ */
+static void run_shared(const struct nt_topology *t, size_t len, int local_node, void *arg)
+{
+	struct state s = { .lk.t = t, .locker = getpid() };
+	unsigned int until;
+	pid_t pid;
+
+	(void)arg;
+	snprintf(s.lk.label, sizeof(s.lk.label), "memfd locker");
+	s.lk.r = &s.r;
+	s.pol.mode = MPOL_INTERLEAVE;
+	s.pol.nodes = t->allowed;
+	nt_lk_baseline(&s.lk);
+	nt_lk_map(&s.lk, NT_MEMFD, len, &s.pol, true, local_node, &s.vma);
+	s.lk.step = "before fork";
+	nt_lk_locked(&s.lk, &s.pol, &s.vma, len / 1024, "their interleave node", false);
+	until = nt_tap_count() + SHARED_CHILD_CHECKS;
+	pid = fork_child();
+	if (!pid) {
+		shared_child(&s);
+		_exit(0);
+	}
+	nt_tap_wait(pid, until, "child of the memfd locker");
+	s.lk.seed = SEED_C1;
+	s.lk.step = "after the child wrote its data";
+	nt_lk_locked(&s.lk, &s.pol, &s.vma, len / 1024, "their interleave node", true);
+	s.lk.step = NULL;
+	nt_lk_munlock(&s.lk);
+}
+
 int main(int argc, char **argv)
 {
 	struct nt_topology t;
 	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
 
-	nt_tap_plan(CHECKS);
+	nt_tap_plan(CHECKS + SHARED_CHECKS);
 	nt_lk_in_child(&t, len, CHECKS, "locker", run, NULL);
+	nt_lk_in_child(&t, len, SHARED_CHECKS, "memfd locker", run_shared, NULL);
 	return nt_tap_finish();
 }
