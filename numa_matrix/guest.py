@@ -256,13 +256,14 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
 
 
 # What the command in the guest gets of run-guest's environment: what a
-# shell, Python and Meson's test runner need, and numa-matrix's and the
-# kselftest runner's own variables. Anything else (tokens, keys, agent
+# shell, Python and Meson's test runner need, and numa-matrix's, its
+# tests' (NUMA_TESTS_AREA_SIZE, NUMA_TESTS_WATCHDOG) and the kselftest
+# runner's own variables. Anything else (tokens, keys, agent
 # sockets: the script is kept on failure) stays on the host unless --env
 # names it.
 ENV_PASSED = re.compile(
     r"PATH|HOME|USER|LOGNAME|SHELL|TERM|TZ|LANG|LANGUAGE|LC_[A-Z]+|"
-    r"PYTHON[A-Z_]*|NUMA_MATRIX_\w+|MESON_\w+|MALLOC_PERTURB_|"
+    r"PYTHON[A-Z_]*|NUMA_MATRIX_\w+|NUMA_TESTS_\w+|MESON_\w+|MALLOC_PERTURB_|"
     r"[AMU]SAN_OPTIONS|KSELFTEST_\w+")
 
 
@@ -598,7 +599,8 @@ def main():
     ap.add_argument("--env", action="append", default=[],
                     metavar="NAME[=VALUE]",
                     help="pass this variable to the command too (only PATH, "
-                    "locale, Python, Meson and NUMA_MATRIX_* pass by default)")
+                    "locale, Python, Meson, NUMA_MATRIX_*, NUMA_TESTS_* and "
+                    "KSELFTEST_* pass by default)")
     ap.add_argument("--shell", action="store_true",
                     help="an interactive shell in the guest (or COMMAND with "
                     "this terminal as its own): the serial console is the "

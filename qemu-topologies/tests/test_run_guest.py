@@ -283,6 +283,7 @@ class GuestEnvironment(unittest.TestCase):
     HOST = {"PATH": "/usr/bin", "HOME": "/root", "LC_ALL": "C",
             "NUMA_MATRIX_CACHE": "/c", "MESON_TEST_ITERATION": "1",
             "MALLOC_PERTURB_": "7", "KSELFTEST_GUP_TEST_ARGS": "-u",
+            "NUMA_TESTS_AREA_SIZE": "64M",
             "GITHUB_TOKEN": "secret", "AWS_SECRET_ACCESS_KEY": "secret",
             "SSH_AUTH_SOCK": "/run/agent", "MY_SETTING": "x"}
 
@@ -291,7 +292,8 @@ class GuestEnvironment(unittest.TestCase):
         self.assertEqual(set(env), {"PATH", "HOME", "LC_ALL",
                                     "NUMA_MATRIX_CACHE", "MESON_TEST_ITERATION",
                                     "MALLOC_PERTURB_",
-                                    "KSELFTEST_GUP_TEST_ARGS"})
+                                    "KSELFTEST_GUP_TEST_ARGS",
+                                    "NUMA_TESTS_AREA_SIZE"})
 
     def test_env_option(self):
         env = rg.guest_environment(self.HOST, ["MY_SETTING", "NEW=1",
