@@ -360,9 +360,43 @@ def read_status(rundir):
     return (int(m.group(1)) if m else None), "started" in text
 
 
-def splats(console):
+# A test's own kernel-log lines, written through /dev/kmsg: never a splat,
+# whatever they say. With them a test declares what it provokes on purpose:
+#   numa-matrix-test: allow KIND: WHY      (before)
+#   numa-matrix-test: end allow KIND       (after; else the end of the log)
+# Between the two, the kernel's report of KIND does not fail the run; any
+# other splat still does. docs/writing-a-test.md lists the kinds.
+TEST_LINE = re.compile(r"^(?:\[\s*\d+\.\d+\] )?numa-matrix-test: (.*)$")
+ALLOWANCE = re.compile(r"(end )?allow ([a-z-]+)(?::\s*(.*))?$")
+ALLOWABLE = {
+    # The global OOM killer's report (a memcg's limit is not a splat).
+    "oom": re.compile(r"Out of memory: Killed process|invoked oom-killer|"
+                      r"oom-kill:constraint="),
+}
+
+
+def splats(console, allowed=None):
+    """(lines, indexes of splat lines). Lines a test's allowance covers are
+    appended to ALLOWED as (index, kind, why) instead."""
     lines = console.splitlines()
-    found = [i for i, line in enumerate(lines) if SPLAT.search(line)]
+    found, open_kinds = [], {}
+    for i, line in enumerate(lines):
+        m = TEST_LINE.match(line)
+        if m:
+            a = ALLOWANCE.match(m.group(1))
+            if a and a.group(2) in ALLOWABLE:
+                if a.group(1):
+                    open_kinds.pop(a.group(2), None)
+                else:
+                    open_kinds[a.group(2)] = a.group(3) or ""
+            continue
+        if not SPLAT.search(line):
+            continue
+        kind = next((k for k in open_kinds if ALLOWABLE[k].search(line)), None)
+        if kind is None:
+            found.append(i)
+        elif allowed is not None:
+            allowed.append((i, kind, open_kinds[kind]))
     return lines, found
 
 
@@ -529,7 +563,11 @@ def finish(args, rundir, qemu_rc, timed_out, seconds):
             console = f.read()
     except OSError:
         console = ""
-    lines, found = splats(console)
+    allowed = []
+    lines, found = splats(console, allowed)
+    for i, kind, why in allowed[:3]:
+        log(f"allowed by the test ({kind}: {why or 'no reason given'}): "
+            f"{lines[i].strip()}")
     rc, started = read_status(rundir)
     if timed_out:
         # A splat long before the hang is often its cause: show it too.

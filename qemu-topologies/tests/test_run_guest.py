@@ -56,6 +56,36 @@ class Splats(unittest.TestCase):
         lines, found = rg.splats("\n".join(GOOD))
         self.assertEqual(found, [], [lines[i] for i in found])
 
+    OOM = ["[   20.1] a.out invoked oom-killer: gfp_mask=0x140dca, order=0",
+           "[   20.2] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),"
+           "task=a.out,pid=77",
+           "[   20.2] Out of memory: Killed process 77 (a.out) total-vm:1kB"]
+
+    def test_a_tests_own_lines_never_fail(self):
+        lines, found = rg.splats("[    9.0] numa-matrix-test: WARNING: "
+                                 "BUG: words a test printed")
+        self.assertEqual(found, [])
+
+    def test_declared_oom_is_allowed_and_only_it(self):
+        allowed = []
+        log = "\n".join(
+            ["[   19.0] numa-matrix-test: allow oom: fills node 1 on purpose"]
+            + self.OOM
+            + ["[   20.3] WARNING: CPU: 1 PID: 77 at mm/mlock.c:212 x+0x1/0x2",
+               "[   21.0] numa-matrix-test: end allow oom"]
+            + self.OOM)
+        lines, found = rg.splats(log, allowed)
+        self.assertEqual([lines[i] for i in found],
+                         [log.splitlines()[4]] + self.OOM[2:])
+        self.assertEqual([(k, w) for _, k, w in allowed],
+                         [("oom", "fills node 1 on purpose")])
+
+    def test_undeclared_or_unknown_allowance_changes_nothing(self):
+        for head in ("", "[    1.0] numa-matrix-test: allow everything: no\n",
+                     "[    1.0] someone: allow oom: not a test line\n"):
+            lines, found = rg.splats(head + "\n".join(self.OOM))
+            self.assertTrue(found, head)
+
 
 class QemuCommand(unittest.TestCase):
     def command(self, name, clock="wall", accel="tcg", shares=()):
