@@ -118,7 +118,8 @@ def kernel_cmdline(args, topo):
     if args.clock == "model":
         # One CPU: the kernel would patch its LOCK prefixes away, and the
         # model would see none of the atomics a multi-CPU machine pays for.
-        parts.append("noreplace-smp")
+        # norandmaps: the same addresses for the same program, boot to boot.
+        parts += ["noreplace-smp", "norandmaps"]
     parts.extend(args.append)
     return " ".join(parts)
 
@@ -223,11 +224,17 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
            "-nodefaults", "-display", "none", "-no-reboot"]
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
-    elif clock in ONE_VCPU_CLOCKS:
+    elif clock == "icount":
         # Guest time counts executed instructions (1 ns each): repeatable.
         cmd += ["-accel", "tcg", "-cpu", "max", "-icount", "shift=0,sleep=off"]
-        if clock == "model":
-            cmd += ["-plugin", model_plugin_arg(topo, plugin, rundir)]
+    elif clock == "model":
+        # icount, with the guest's randomness from the host taken away: no
+        # RDRAND/RDSEED, and an RTC that starts at a fixed date and follows
+        # the virtual clock (docs/cost-model.md, "Repeatability").
+        cmd += ["-accel", "tcg", "-cpu", "max,-rdrand,-rdseed",
+                "-icount", "shift=0,sleep=off",
+                "-rtc", "base=2020-01-01T00:00:00,clock=vm",
+                "-plugin", model_plugin_arg(topo, plugin, rundir)]
     else:
         cmd += ["-accel", "tcg,thread=multi" if topo.ncpus > 1 else "tcg",
                 "-cpu", "max"]

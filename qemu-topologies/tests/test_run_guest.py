@@ -119,6 +119,8 @@ class QemuCommand(unittest.TestCase):
     def test_model_is_icount_with_the_plugin(self):
         cmd = self.command("8node", clock="model")
         self.assertIn("shift=0,sleep=off", cmd)
+        self.assertEqual(cmd[cmd.index("-cpu") + 1], "max,-rdrand,-rdseed")
+        self.assertEqual(cmd[cmd.index("-rtc") + 1], "base=2020-01-01T00:00:00,clock=vm")
         self.assertEqual(cmd[cmd.index("-smp") + 1], "1")
         plugin = cmd[cmd.index("-plugin") + 1].split(",")
         self.assertEqual(plugin[0], "/b/cm.so")
@@ -144,6 +146,7 @@ class QemuCommand(unittest.TestCase):
         args = argparse.Namespace(thp=None, append=[], clock="model")
         line = rg.kernel_cmdline(args, topology.find("2node").single_cpu())
         self.assertIn("noreplace-smp", line.split())
+        self.assertIn("norandmaps", line.split())
         args.clock = "icount"
         self.assertNotIn("noreplace-smp", rg.kernel_cmdline(args, topology.find("2node")))
 
