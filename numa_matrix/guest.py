@@ -21,6 +21,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -657,6 +658,9 @@ def main():
     ap.add_argument("--timeout", type=float,
                     help="seconds before the guest is stopped (default 900; "
                     "none with --shell)")
+    ap.add_argument("--record", metavar="FILE",
+                    help="write how and where the guest ran (accelerator "
+                    "used, host, CPU model, host kernel, QEMU) to FILE as JSON")
     ap.add_argument("--keep", action="store_true",
                     help="keep the run directory (console log etc.) on success")
     ap.add_argument("--list", action="store_true", help="list the topologies")
@@ -699,13 +703,41 @@ def main():
             accel = "tcg"
         elif accel == "auto":
             accel = "kvm" if kvm_works(kernel, topo, cmdline) else "tcg"
-        return boot(args, topo, kernel, cmdline, accel)
+        rc = boot(args, topo, kernel, cmdline, accel)
+        record(args.record, accel, rc)
+        return rc
     except (SetupError, topology.TopologyError) as e:
         log(f"error: {e}")
+        record(args.record, None, EXIT_SETUP)
         return EXIT_SETUP
     except KeyboardInterrupt:
         log("interrupted")
         return 130
+
+
+def where():
+    """The host a guest ran on: what a figure may depend on."""
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    version = subprocess.run([QEMU, "--version"], capture_output=True,
+                             text=True, check=False).stdout.split("\n")[0]
+    return {"host": socket.gethostname(), "cpu_model": model,
+            "host_kernel": os.uname().release, "qemu": version}
+
+
+def record(path, accel, rc):
+    """--record FILE: how and where this guest ran, as JSON, for a program
+    that keeps it with the guest's results (results/matrix does, per cell)."""
+    if path:
+        write_atomically(os.path.abspath(path), json.dumps(
+            {"accel": accel, "exit": rc, **where()}) + "\n")
 
 
 def interactive_shell():

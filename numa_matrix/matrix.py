@@ -345,20 +345,31 @@ def run_cell(env, rundir, kernel, topo, scenario):
                            "is missing or changed since the run was planned: "
                            "start a new run")
         environ["NUMA_MATRIX_COSTMODEL"] = env["cost_model"]["plugin"]
-    out = subprocess.run(guest + ["--"] + bench_command(env, scenario, topo,
-                                                        rundir),
+    # How and where the guest ran (--accel auto decides per cell; a Slurm
+    # cell runs on a node of its own), kept with the cell.
+    record = f"{path[:-4]}.where{os.getpid()}"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    out = subprocess.run(guest + ["--record", record, "--"]
+                         + bench_command(env, scenario, topo, rundir),
                          capture_output=True, text=True, check=False, env=environ)
+    try:
+        with open(record) as f:
+            ran = json.load(f)
+        os.unlink(record)
+    except (OSError, ValueError):
+        ran = None
+    where = "# cell " + json.dumps(ran, sort_keys=True) + "\n" if ran else ""
     if out.returncode == 130:
         # Ctrl-C: the cell did not run, it did not fail.
         return False, "interrupted"
     if out.returncode == 0 and "iteration,op,pages,seconds" in out.stdout:
-        atomic_write(path, out.stdout)
+        atomic_write(path, where + out.stdout)
         if os.path.exists(path[:-4] + ".failed"):
             os.unlink(path[:-4] + ".failed")
         return True, ""
     atomic_write(path[:-4] + ".failed",
-                 f"exit status {out.returncode}\n--- stderr\n{out.stderr}"
-                 f"--- stdout\n{out.stdout}")
+                 f"exit status {out.returncode}\n{where}--- stderr\n"
+                 f"{out.stderr}--- stdout\n{out.stdout}")
     # The first thing said about the failure, not run-guest's epilogue.
     lines = [line for line in out.stderr.splitlines() if line.strip() and not
              re.match(r"run-guest: (run directory kept|guest finished)", line)]
@@ -562,12 +573,18 @@ def cmd_run(args):
 def read_cell(path):
     """Per-iteration seconds and pages of one cell file, and under the model
     clock each iteration's record ({"insns": N, ..., "cycles": N})."""
-    seconds, pages, meta, model = [], None, {}, []
+    seconds, pages, meta, model, where = [], None, {}, [], None
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
             if line.startswith("# timedmunlock "):
                 meta = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
+            if line.startswith("# cell "):
+                try:
+                    where = json.loads(line[len("# cell "):])
+                except ValueError:
+                    raise Failure(f"{path}:{lineno}: a '# cell' line that is "
+                                  "not JSON") from None
             if line.startswith("# model "):
                 record = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
                 model.append({k: int(v) if v.isdigit() else v
@@ -590,7 +607,8 @@ def read_cell(path):
     if model and len(model) != len(seconds):
         raise Failure(f"{path}: {len(seconds)} iterations but {len(model)} "
                       "cost model records")
-    return {"seconds": seconds, "pages": pages, "meta": meta, "model": model}
+    return {"seconds": seconds, "pages": pages, "meta": meta, "model": model,
+            "where": where}
 
 
 def figures(cell, clock):
@@ -850,6 +868,29 @@ CLOCK_TEXT = {
 }
 
 
+def where_cells_ran(cells):
+    """Report lines: the accelerator and host of each cell, grouped."""
+    groups = {}
+    for (t, s, k), c in sorted(cells.items()):
+        w = c.get("where")
+        key = (w["accel"], w["host"], w["cpu_model"], w["host_kernel"],
+               w["qemu"]) if w else None
+        groups.setdefault(key, []).append(f"{t} {s} {k}")
+    if not groups:
+        return []
+    md = ["## where the cells ran", ""]
+    for key, names in groups.items():
+        if key is None:
+            what = "not recorded (a cell from before cells kept it)"
+        else:
+            accel, host, cpu, hk, qemu = key
+            what = f"{accel} on {host} ({cpu}; kernel {hk}; {qemu})"
+        which = "every cell" if len(groups) == 1 else \
+            f"{len(names)} cell(s): {', '.join(names)}"
+        md.append(f"- {which}: {what}")
+    return md + [""]
+
+
 def write_report(rundir):
     env, cells, failed = load_run(rundir)
     kernels = list(env["kernels"])
@@ -861,7 +902,7 @@ def write_report(rundir):
               "`matrix compare`)"),
           f"- {env['iterations']} iterations of a {env['size']} area per cell, "
           f"flavour {env['flavour']}",
-          f"- host: {h['cpu_model']}, {h['cpus']} CPUs, {h['memory_mib']} MiB, "
+          f"- planned on: {h['cpu_model']}, {h['cpus']} CPUs, {h['memory_mib']} MiB, "
           f"kernel {h['host_kernel']}; {h['qemu']}",
           f"- numa-matrix {env['numa_matrix']}; started {env.get('started')}, "
           f"finished {env.get('finished', 'not yet')}", "",
@@ -892,6 +933,7 @@ def write_report(rundir):
         what = "modelled cycles" if clock == "model" else "mean cost"
         md += [f"## interleaved / bound, {what} per page", "",
                ratio_table(env, cells, topos), ""]
+    md += where_cells_ran(cells)
     made = plots(rundir, env, cells)
     if made:
         md += ["## plots", ""] + [f"![{p}]({p})" for p in made] + [""]

@@ -278,6 +278,21 @@ class DailyUse(unittest.TestCase):
         self.assertEqual(err.getvalue().count("9P_FS"), 1)
 
 
+class Record(unittest.TestCase):
+    def test_record_says_how_and_where(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "where.json")
+            rg.record(path, "kvm", 3)
+            with open(path) as f:
+                got = json.load(f)
+            rg.record(None, "kvm", 3)        # no --record: nothing written
+            self.assertEqual(os.listdir(d), ["where.json"])
+        self.assertEqual((got["accel"], got["exit"]), ("kvm", 3))
+        self.assertEqual(got["host"], os.uname().nodename)
+        self.assertEqual(got["host_kernel"], os.uname().release)
+        self.assertTrue(got["cpu_model"] and "qemu" in got)
+
+
 class KvmProbe(unittest.TestCase):
     """One probe that says nothing about KVM must not disable it for good,
     and the cached answer is never half written."""

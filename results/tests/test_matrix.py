@@ -342,6 +342,72 @@ class Topologies(unittest.TestCase):
         self.assertIn("my_box", topos)
 
 
+class WhereCellsRan(unittest.TestCase):
+    """Each cell keeps the accelerator and host it ran on; the report shows
+    them (one line when every cell ran alike)."""
+
+    HOST = {"accel": "tcg", "host": "node1", "cpu_model": "AMD EPYC 7742",
+            "host_kernel": "6.1.0", "qemu": "QEMU emulator version 7.2.22"}
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        os.makedirs(os.path.join(self.dir, "topologies"))
+        shutil.copy(os.path.join(QEMU_TOPOLOGIES, "4node.topo"),
+                    os.path.join(self.dir, "topologies"))
+        write_env(self.dir, "wall", ["4node"], 3)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def cell(self, scenario, kernel, where):
+        mx.atomic_write(mx.cell_path(self.dir, "4node", scenario, kernel),
+                        "# cell " + json.dumps(where) + "\n"
+                        + CELL.format(a=0.01, b=0.01, c=0.01))
+
+    def report(self):
+        with open(mx.write_report(self.dir)) as f:
+            return f.read()
+
+    def test_one_line_when_alike(self):
+        for s in ("bind", "interleave"):
+            for k in ("baseline", "patched"):
+                self.cell(s, k, self.HOST)
+        self.assertIn("- every cell: tcg on node1 (AMD EPYC 7742; kernel "
+                      "6.1.0; QEMU emulator version 7.2.22)", self.report())
+
+    def test_cells_of_another_host_or_accelerator_are_named(self):
+        self.cell("bind", "baseline", self.HOST)
+        self.cell("bind", "patched", dict(self.HOST, accel="kvm", host="node7"))
+        self.cell("interleave", "baseline", self.HOST)
+        report = self.report()
+        self.assertIn("- 2 cell(s): 4node bind baseline, 4node interleave "
+                      "baseline: tcg on node1", report)
+        self.assertIn("- 1 cell(s): 4node bind patched: kvm on node7", report)
+
+    def test_run_cell_keeps_the_record(self):
+        env = {"kernels": {"k": {"image": "/x"}}, "flavour": "perf",
+               "clock": "wall", "accel": "auto", "timeout": 9, "bench": "/b",
+               "size": "1M", "iterations": 1}
+
+        def fake_run(cmd, **kw):
+            path = cmd[cmd.index("--record") + 1]
+            with open(path, "w") as f:
+                json.dump(dict(self.HOST, accel="kvm", exit=0), f)
+            return mock.Mock(returncode=0, stderr="",
+                             stdout=CELL.format(a=0.01, b=0.01, c=0.01))
+
+        with mock.patch.object(mx.subprocess, "run", fake_run):
+            self.assertEqual(mx.run_cell(env, self.dir, "k", "4node", "bind"),
+                             (True, ""))
+        c = mx.read_cell(mx.cell_path(self.dir, "4node", "bind", "k"))
+        self.assertEqual((c["where"]["accel"], c["where"]["host"]),
+                         ("kvm", "node1"))
+        self.assertEqual(c["seconds"], [0.01, 0.01, 0.01])
+        left = os.listdir(os.path.dirname(mx.cell_path(self.dir, "4node",
+                                                       "bind", "k")))
+        self.assertEqual(left, ["k.csv"])
+
+
 class Sources(unittest.TestCase):
     """A run mixing sources: which column is which, compare across them,
     and a resume that would mix two kernels under one name."""
