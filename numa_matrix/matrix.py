@@ -1071,6 +1071,8 @@ def main():
     for p in (run, plan):
         add_selection(p)
     run.add_argument("--resume", metavar="RUN_DIR")
+    # ./numa-matrix run: options checked before its setup does any work.
+    run.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--jobs", type=int, metavar="N",
                      help="cells at once (default: the host's CPUs under icount "
                      "and model, 1 under wall, which allows no other)")
@@ -1095,6 +1097,8 @@ def main():
     plan.set_defaults(resume=None)
     args = ap.parse_args()
     try:
+        if args.cmd == "run" and args.check_args:
+            return 0
         if args.cmd == "run":
             return cmd_run(args)
         if args.cmd == "plan":
