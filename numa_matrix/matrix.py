@@ -769,6 +769,9 @@ def plot_lines(rundir, name, title, ylabel, series, xs):
               f"set output '{out}'\nset title '{title}'\n"
               f"set xlabel 'NUMA nodes'\nset ylabel '{ylabel}'\n"
               f"set xtics ({', '.join(str(x) for x in xs)})\nset logscale x 2\n"
+              # A margin on both sides: a tic on the border (the largest
+              # machine's) lost its label.
+              f"set xrange [{xs[0] / 1.3:g}:{xs[-1] * 1.3:g}]\n"
               f"set key outside right\nset grid\nplot {plots}\n")
     return gnuplot(script, out) and os.path.relpath(out, rundir)
 

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -113,6 +114,27 @@ class Run(unittest.TestCase):
                       "patched.failed`", text)
         self.assertIn("| 4node | 1.0370 | 1.0042 |", text)
         self.assertIn("clock: **icount**", text)
+
+    def test_plots_label_every_machine(self):
+        if not shutil.which("gnuplot"):
+            self.skipTest("gnuplot is not installed (gnuplot-nox)")
+        # 1, 2, 4 and 8 nodes: gnuplot dropped the label of 8, on the border.
+        env = mx.load_env(self.dir)
+        for t in ("1node", "8node"):
+            shutil.copy(os.path.join(QEMU_TOPOLOGIES, t + ".topo"),
+                        os.path.join(self.dir, "topologies"))
+            for (s, k) in (("bind", "baseline"), ("bind", "patched")):
+                mx.atomic_write(mx.cell_path(self.dir, t, s, k),
+                                CELL.format(a=0.01, b=0.01, c=0.01))
+        env["topologies"] += ["1node", "8node"]
+        with open(os.path.join(self.dir, "env.json"), "w") as f:
+            json.dump(env, f)
+        mx.write_report(self.dir)
+        with open(os.path.join(self.dir, "plots", "per-page-bind.svg")) as f:
+            svg = f.read()
+        labels = re.findall(r'text-anchor="middle">\s*<text><tspan[^>]*>\s*'
+                            r'(\d+)</tspan>', svg)
+        self.assertEqual(labels, ["1", "2", "4", "8"])
 
     def test_damaged_cell_costs_only_itself(self):
         path = mx.cell_path(self.dir, "4node", "bind", "patched")
