@@ -152,7 +152,7 @@ static pid_t sharer(const struct nt_area *a)
 
 	if (pipe(ready))
 		nt_tap_bail("pipe: %s", strerror(errno));
-	pid = fork();
+	pid = nt_fork();
 	if (pid < 0)
 		nt_tap_bail("fork: %s", strerror(errno));
 	if (!pid) {

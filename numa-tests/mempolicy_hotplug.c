@@ -500,8 +500,7 @@ static void run_holders(const char *phase, int k, int cpu_node, bool have_slot,
 	total = memtotal_kb(k);
 	memset(g.sh->h, 0, sizeof(g.sh->h));
 	for (i = 0; i < NPOL; i++) {
-		fflush(NULL);
-		pids[i] = fork();
+		pids[i] = nt_fork();
 		if (pids[i] < 0)
 			nt_tap_bail("fork: %s", strerror(errno));
 		if (!pids[i])
@@ -587,8 +586,7 @@ static int offline_block(unsigned long id, double *secs)
 	pid_t pid;
 
 	g.sh->offline_err = -EINPROGRESS;
-	fflush(NULL);
-	pid = fork();
+	pid = nt_fork();
 	if (pid < 0)
 		nt_tap_bail("fork: %s", strerror(errno));
 	if (!pid) {
@@ -637,8 +635,7 @@ static void offline_phase(int k)
 
 	memset(r, 0, sizeof(*r));
 	snapshot(&base, true);
-	fflush(NULL);
-	pid = fork();
+	pid = nt_fork();
 	if (pid < 0)
 		nt_tap_bail("fork: %s", strerror(errno));
 	if (!pid)

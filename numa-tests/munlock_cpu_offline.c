@@ -319,8 +319,7 @@ static int spawn(void (*fn)(struct kid *, int, int), int a, int b)
 
 	if (i == MAX_KIDS)
 		nt_tap_bail("more than %d children", MAX_KIDS);
-	fflush(NULL);
-	pid = fork();
+	pid = nt_fork();
 	if (pid < 0)
 		nt_tap_bail("fork: %s", strerror(errno));
 	if (!pid)

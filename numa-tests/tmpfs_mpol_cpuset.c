@@ -310,8 +310,7 @@ static void writer(const char *cgroup, int cpu_node, const char *path, bool crea
 	pid_t pid;
 
 	memset(r, 0, sizeof(*r));
-	fflush(NULL);
-	pid = fork();
+	pid = nt_fork();
 	if (pid < 0)
 		nt_tap_bail("fork: %s", strerror(errno));
 	if (!pid) {

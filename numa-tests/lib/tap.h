@@ -47,6 +47,8 @@ void nt_tap_bail(const char *fmt, ...) NT_PRINTF(1, 2) __attribute__((noreturn))
  * can report anything (before fork(), or before letting it go on).
  */
 pid_t nt_tap_fork(void);
+/* fflush() and fork(), the child killed when the parent dies (PR_SET_PDEATHSIG). */
+pid_t nt_fork(void);
 int nt_tap_wait(pid_t pid, unsigned int until, const char *what);
 /*
  * For a child that exec()ed a program (e.g. this one under numactl): the
