@@ -85,6 +85,11 @@ def series_dir(name):
 
 
 def build(args_list, what):
+    # A kernel already built is found without waiting for the build lock.
+    r = subprocess.run([BUILD_KERNEL] + args_list + ["--path-only"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True)
+    if r.returncode == 0 and r.stdout.strip():
+        return r.stdout.strip().splitlines()[-1]
     log(f"building {what} (cached when unchanged)")
     r = subprocess.run([BUILD_KERNEL] + args_list, stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
