@@ -456,16 +456,47 @@ def built_image(p):
 
 
 @contextlib.contextmanager
-def build_lock(root, say=log):
-    """The machine's one heavy build at a time: kernels, and the selftests
-    (build-selftests) that share their trees."""
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, "build.lock"), "w") as lock:
+def flocked(path, waiting, say):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            say("waiting for another build to finish")
+            say(waiting)
             fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@contextlib.contextmanager
+def build_lock(root, say=log):
+    """The machine's one heavy build at a time: kernels, and the selftests
+    (build-selftests) that share their trees. NUMA_MATRIX_BUILD_LOCK names
+    another lock file, or none: a Slurm build job has CPUs of its own, and
+    holding a lock on a cache shared by every node would make the builds of
+    different kernels wait for each other."""
+    path = os.environ.get("NUMA_MATRIX_BUILD_LOCK",
+                          os.path.join(root, "build.lock"))
+    if path == "none":
+        yield
+        return
+    with flocked(path, "waiting for another build to finish", say):
+        yield
+
+
+@contextlib.contextmanager
+def tree_lock(p, say=log):
+    """One build at a time in a tree and its build dirs (the flavours of a
+    source, the commits of a git repository's one clone), whatever
+    build_lock() allows."""
+    path = os.path.join(p["root"], "locks",
+                        ks.sha(os.path.abspath(p["tree"]))[:16] + ".lock")
+    with flocked(path, f"waiting for another build in {p['tree']}", say):
+        yield
+
+
+@contextlib.contextmanager
+def building(p, say=log):
+    with build_lock(p["root"], say), tree_lock(p, say):
         yield
 
 
@@ -475,7 +506,7 @@ def build(p, jobs):
     image = os.path.join(p["store"], "bzImage")
     if os.path.isfile(image):
         return image
-    with build_lock(p["root"]):
+    with building(p):
         if os.path.isfile(image):
             return image
         if p["kind"] == "git":

@@ -10,12 +10,16 @@ The selection options are results/matrix plan's. The run directory is made by
 local `matrix run` write the same files, and `matrix report`/`compare` read
 both. Submitted, in this order, with `sbatch --parsable`:
 
-  - one job per kernel: kernel-series/build-kernel (a lookup when cached);
+  - one build job per kernel the cache does not have yet
+    (kernel-series/build-kernel), without the machine-wide build lock
+    unless --build-lock names one; the builds of one tree are chained
+    (afterany), the others run at once;
   - one job array per kernel (one per kernel and resource shape when its
     topologies need different CPUs or memory: a Slurm array has one resource
     request for all its tasks), task N = line N of a cell list file in the
-    run directory, each task `matrix cell`; afterok on the kernel's build,
-    and cancelled by Slurm if that build fails (--kill-on-invalid-dep);
+    run directory, each task `matrix cell`, at most --max-running at once;
+    afterok on the kernel's build if it has one, and cancelled by Slurm if
+    that build fails (--kill-on-invalid-dep);
   - one report job, afterany on every array, which records a .failed file
     for every cell whose task ended without a result (cancelled, killed at
     its time limit, its kernel build failed) and writes report.md.
@@ -29,8 +33,10 @@ import json
 import math
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from . import BUILD_KERNEL, MATRIX, RESULTS, SLURM_SUBMIT, topology
@@ -46,9 +52,6 @@ DEFAULT_MEM_OVERHEAD = 512
 # Slurm minutes beyond the guest's own --timeout: boot, a KVM probe, writing.
 TIME_MARGIN_S = 300
 BENCH_SUFFIX = os.path.join("numa-tests", "bench", "timedmunlock")
-# Slurm job states after which a job will not run again.
-ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY",
-         "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
 
 
 def log(msg):
@@ -61,9 +64,10 @@ class Failure(Exception):
 
 # ---------------------------------------------------------------- planning
 
-def plan_args(args):
+def plan_args(args, run_dir=None):
     """The `matrix plan` command line: the selection as given, or with
-    --resume the run's own selection and parameters, each overridable."""
+    --resume the run's own selection and parameters, each overridable.
+    RUN_DIR: plan there instead (a dry run's temporary copy)."""
     cmd = [MATRIX, "plan"]
     if args.resume:
         env = mx.load_env(os.path.abspath(args.resume))
@@ -71,7 +75,11 @@ def plan_args(args):
         if not bench.endswith(os.sep + BENCH_SUFFIX):
             raise Failure(f"this run's benchmark {bench} is not <build>/"
                           f"{BENCH_SUFFIX}: give --build")
-        own = {"kernels": ",".join(env["kernels"]),
+        # Each column as LABEL=SPEC, the spec of exactly that kernel, as
+        # `matrix run --resume` does: a label alone would name the
+        # default source's variant of that name, or nothing.
+        own = {"kernels": ",".join(f"{k}={info['spec']}" if info.get("spec")
+                                   else k for k, info in env["kernels"].items()),
                "topologies": ",".join(env["topologies"]),
                "scenarios": ",".join(env["scenarios"]),
                "iterations": env["iterations"], "size": env["size"],
@@ -80,11 +88,11 @@ def plan_args(args):
                "build": bench[:-len(BENCH_SUFFIX) - 1]}
         if args.interleave_worst_case:
             own["scenarios"] = None
-        cmd += ["--run-dir", os.path.abspath(args.resume)]
+        cmd += ["--run-dir", run_dir or os.path.abspath(args.resume)]
     else:
         own = {}
-        if args.run_dir:
-            cmd += ["--run-dir", os.path.abspath(args.run_dir)]
+        if run_dir or args.run_dir:
+            cmd += ["--run-dir", run_dir or os.path.abspath(args.run_dir)]
         cmd += ["--results", os.path.abspath(args.results)]
     for name in ("kernels", "topologies", "scenarios", "iterations", "size",
                  "clock", "accel", "flavour", "timeout", "build"):
@@ -98,9 +106,9 @@ def plan_args(args):
     return cmd
 
 
-def run_plan(args, environ):
-    out = subprocess.run(plan_args(args), capture_output=True, text=True,
-                         env=environ, check=False)
+def run_plan(args, environ, run_dir=None):
+    out = subprocess.run(plan_args(args, run_dir), capture_output=True,
+                         text=True, env=environ, check=False)
     if out.returncode != 0:
         raise Failure("matrix plan failed:\n" + out.stderr.strip())
     lines = out.stdout.splitlines()
@@ -164,12 +172,16 @@ def script_head(what, cache):
     return lines
 
 
-def build_script(kernel, env, cache):
+def build_script(kernel, env, cache, lock="none"):
     info = env["kernels"][kernel]
     # The spec of exactly this kernel (one commit of a range); runs planned
     # before kernel specs name variants.
     spec = info.get("spec") or kernel
     return "\n".join(script_head(f"build kernel {kernel} ({env['flavour']})", cache) + [
+        "# The job has CPUs of its own: by default no machine-wide build lock",
+        "# on a cache every node shares (build-kernel still builds one tree",
+        "# at a time). --build-lock names one where nodes share CPUs.",
+        f"export NUMA_MATRIX_BUILD_LOCK={q(lock)}",
         f"image=$({q(BUILD_KERNEL)} {q(spec)} --flavour {q(env['flavour'])} "
         "-j \"${SLURM_CPUS_PER_TASK:-1}\")",
         f"if [ \"$image\" != {q(info['image'])} ]; then",
@@ -245,12 +257,43 @@ def minutes(seconds):
     return max(1, math.ceil(seconds / 60))
 
 
+def tree_of(info):
+    """Kernels built in one tree (one git repository's clone, or one source
+    with one series) build one after the other: their build jobs are
+    chained rather than left holding CPUs while they wait."""
+    if info.get("source_kind") == "git":
+        return ("git", info.get("source"))
+    return (info.get("source_id"), info.get("series_hash"))
+
+
+def builds_needed(env, kernels):
+    """The kernels of this submission whose image is not there yet (a
+    lookup on the submit host, which sees the jobs' cache)."""
+    return [k for k in kernels if not os.path.isfile(env["kernels"][k]["image"])]
+
+
 def submit(args):
+    if not args.dry_run:
+        return submit_into(args, None)
+    # A dry run plans, writes and prints in a temporary copy of the run,
+    # removed afterwards: nothing of it is left in results/.
+    tmp = tempfile.mkdtemp(prefix="slurm-submit-dry-run-")
+    try:
+        copy = os.path.join(tmp, "run")
+        if args.resume:
+            shutil.copytree(os.path.abspath(args.resume), copy,
+                            ignore=shutil.ignore_patterns("slurm"))
+        return submit_into(args, copy)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def submit_into(args, dry_run_dir):
     environ = dict(os.environ)
     cache = os.path.abspath(args.cache) if args.cache else None
     if cache:
         environ["NUMA_MATRIX_CACHE"] = cache
-    rundir, cells = run_plan(args, environ)
+    rundir, cells = run_plan(args, environ, dry_run_dir)
     env = mx.load_env(rundir)
     todo = [c for c in cells if not cell_done(rundir, c)]
     print(rundir)
@@ -267,19 +310,33 @@ def submit(args):
     jobs = {"submission": n, "submitted": time.time(), "builds": {},
             "arrays": [], "report": None}
     lines = []
+    kernels = list(dict.fromkeys(k for k, _, _, _ in groups))
+    to_build = builds_needed(env, kernels)
+    for kernel in kernels:
+        if kernel not in to_build:
+            lines.append(f"built   kernel {kernel} ({env['flavour']}): "
+                         f"{env['kernels'][kernel]['image']}")
+    last_in_tree = {}
     try:
-        for kernel in dict.fromkeys(k for k, _, _, _ in groups):
+        for kernel in to_build:
             script = os.path.join(subdir, f"build-{kernel}.sh")
-            write_script(script, build_script(kernel, env, cache))
+            write_script(script, build_script(kernel, env, cache,
+                                              args.build_lock))
+            tree = tree_of(env["kernels"][kernel])
+            after = [f"--dependency=afterany:{last_in_tree[tree]}"] \
+                if tree in last_in_tree else []
             job = sbatch([f"--job-name=nm-build-{kernel}",
                           f"--cpus-per-task={args.build_cpus}",
                           f"--mem={args.build_mem}",
-                          f"--time={args.build_time}",
+                          f"--time={args.build_time}", *after,
                           f"--chdir={rundir}",
                           f"--output={subdir}/build-{kernel}-%j.out"], script)
+            last_in_tree[tree] = job
             jobs["builds"][kernel] = job
             lines.append(f"build   {job}  kernel {kernel} ({env['flavour']}), "
-                         f"{args.build_cpus} CPUs")
+                         f"{args.build_cpus} CPUs"
+                         + (f", after {after[0].split(':')[1]} (same tree)"
+                            if after else ""))
         counts = {}
         for kernel, cpus, mem, group in groups:
             counts[kernel] = counts.get(kernel, 0) + 1
@@ -289,12 +346,14 @@ def submit(args):
             script = os.path.join(subdir, f"cells-{name}.sh")
             write_script(script, cells_script(rundir, kernel, listfile, cache))
             limit = minutes(env["timeout"] + TIME_MARGIN_S)
+            throttle = f"%{args.max_running}" if args.max_running else ""
+            after = [f"--dependency=afterok:{jobs['builds'][kernel]}",
+                     "--kill-on-invalid-dep=yes"] \
+                if kernel in jobs["builds"] else []
             job = sbatch([f"--job-name=nm-{name}",
-                          f"--array=1-{len(group)}",
+                          f"--array=1-{len(group)}{throttle}",
                           f"--cpus-per-task={cpus}", f"--mem={mem}M",
-                          f"--time={limit}",
-                          f"--dependency=afterok:{jobs['builds'][kernel]}",
-                          "--kill-on-invalid-dep=yes",
+                          f"--time={limit}", *after,
                           f"--chdir={rundir}",
                           f"--output={subdir}/cells-{name}-%A_%a.out"], script)
             jobs["arrays"].append({"job": job, "name": name, "kernel": kernel,
@@ -329,7 +388,8 @@ def submit(args):
     for line in lines:
         print("  " + line)
     if args.dry_run:
-        print("dry run: nothing submitted")
+        print("dry run: nothing submitted, nothing kept (planned in a "
+              "temporary directory, now removed)")
         return 0
     again = [f"--partition {q(args.partition)}"] if args.partition else []
     again += [f"--account {q(args.account)}"] if args.account else []
@@ -345,14 +405,32 @@ def submit(args):
 
 # ---------------------------------------------------------------- the report job
 
-def slurm_state(job):
-    """Slurm's word on a job or array task, while it remembers it."""
-    out = subprocess.run(["scontrol", "-o", "show", "job", job],
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0 or not out.stdout.strip():
+def run_quiet(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
         return None
-    fields = dict(w.split("=", 1) for w in out.stdout.split() if "=" in w)
-    return {k: fields.get(k, "?") for k in ("JobState", "Reason", "ExitCode")}
+
+
+def slurm_state(job):
+    """Slurm's word on a job or array task: slurmctld's while it remembers
+    the job (MinJobAge, 300 s by default), else the accounting database's
+    where one is configured."""
+    out = run_quiet(["scontrol", "-o", "show", "job", job])
+    if out and out.returncode == 0 and out.stdout.strip():
+        fields = dict(w.split("=", 1) for w in out.stdout.split() if "=" in w)
+        return {k: fields.get(k, "?") for k in ("JobState", "Reason", "ExitCode")}
+    out = run_quiet(["sacct", "--noheader", "--parsable2", "--jobs", job,
+                     "--format=JobID,State,Reason,ExitCode"])
+    if not out or out.returncode != 0:
+        return None
+    for line in out.stdout.splitlines():
+        fields = line.split("|")
+        # The job's own line, not its steps (JOB.batch, JOB.0).
+        if len(fields) == 4 and fields[0] == job:
+            return {"JobState": fields[1].split()[0], "Reason": fields[2],
+                    "ExitCode": fields[3], "from": "sacct"}
+    return None
 
 
 def describe(state):
@@ -388,7 +466,7 @@ def finish(rundir, n):
                     os.path.getmtime(failed) >= jobs["submitted"]:
                 continue
             task = f"{array['job']}_{i}"
-            build = jobs["builds"][kernel]
+            build = jobs["builds"].get(kernel)
             state = slurm_state(task)
             out = os.path.join(subdir, f"cells-{array['name']}-{task}.out")
             mx.atomic_write(failed, (
@@ -396,8 +474,9 @@ def finish(rundir, n):
                 "--- stderr\n"
                 f"slurm-submit: array task {task} ({topo} {scenario} {kernel}): "
                 f"{describe(state)}\n"
-                f"slurm-submit: kernel build job {build}: "
-                f"{describe(slurm_state(build))}\n"
+                + (f"slurm-submit: kernel build job {build}: "
+                   f"{describe(slurm_state(build))}\n" if build else
+                   "slurm-submit: the kernel was built before submission\n") +
                 f"slurm-submit: the task's output, {out}:\n{tail(out)}"
                 "--- stdout\n"))
             recorded += 1
@@ -452,15 +531,25 @@ def main():
                    f"(default {DEFAULT_MEM_OVERHEAD})")
     s.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
                    help="extra sbatch option for every job (repeatable)")
+    s.add_argument("--build-lock", default="none", metavar="FILE",
+                   help="the lock a build job holds while it builds (default "
+                        "none: builds of different kernels run at once; give "
+                        "the cache's build.lock where the 'cluster' is one "
+                        "shared machine)")
+    s.add_argument("--max-running", type=int, metavar="M",
+                   help="at most M cells of a kernel's array at once "
+                        "(sbatch --array=1-N%%M)")
     s.add_argument("--dry-run", action="store_true",
-                   help="plan the run, write the scripts, print the sbatch "
-                        "commands, submit nothing")
+                   help="print the sbatch commands and what they would run; "
+                        "submit nothing, leave nothing behind")
     args = ap.parse_args()
     try:
         if args.finish:
             return finish(args.finish[0], int(args.finish[1]))
         if args.resume and args.run_dir:
             ap.error("--resume and --run-dir: give one")
+        if args.max_running is not None and args.max_running < 1:
+            ap.error(f"--max-running {args.max_running}: give 1 or more")
         return submit(args)
     except (Failure, mx.Failure, topology.TopologyError, OSError) as e:
         log(f"error: {e}")

@@ -4,13 +4,16 @@
 terminated build leaves no compiler running (a stand-in `make` that starts
 a child of its own plays the build)."""
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -102,6 +105,47 @@ class MakeGroup(unittest.TestCase):
         time.sleep(1)
         proc.terminate()
         self.assertEqual(proc.wait(timeout=10), 130)
+
+
+class Locks(unittest.TestCase):
+    """One heavy build per machine unless told otherwise (a Slurm job), and
+    never two builds in one tree."""
+
+    def held(self, path):
+        f = open(path, "w")
+        fcntl.flock(f, fcntl.LOCK_EX)
+        self.addCleanup(f.close)
+
+    def waits(self, lock):
+        """Does entering the lock wait (for the holder, here for ever)?"""
+        entered = threading.Event()
+
+        def enter():
+            with lock:
+                entered.set()
+
+        threading.Thread(target=enter, daemon=True).start()
+        return not entered.wait(1)
+
+    def test_machine_lock(self):
+        with tempfile.TemporaryDirectory() as root:
+            self.held(os.path.join(root, "build.lock"))
+            quiet = lambda msg: None    # noqa: E731
+            with mock.patch.dict(os.environ, {}, clear=False):
+                os.environ.pop("NUMA_MATRIX_BUILD_LOCK", None)
+                self.assertTrue(self.waits(kernels.build_lock(root, quiet)))
+            with mock.patch.dict(os.environ, {"NUMA_MATRIX_BUILD_LOCK": "none"}):
+                self.assertFalse(self.waits(kernels.build_lock(root, quiet)))
+
+    def test_tree_lock_holds_even_without_the_machine_lock(self):
+        with tempfile.TemporaryDirectory() as root:
+            p = {"root": root, "tree": os.path.join(root, "src", "t1")}
+            other = dict(p, tree=os.path.join(root, "src", "t2"))
+            quiet = lambda msg: None    # noqa: E731
+            with mock.patch.dict(os.environ, {"NUMA_MATRIX_BUILD_LOCK": "none"}):
+                with kernels.building(p, quiet):
+                    self.assertTrue(self.waits(kernels.building(p, quiet)))
+                    self.assertFalse(self.waits(kernels.building(other, quiet)))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 SUBMIT = os.path.join(TOP, "results", "slurm-submit")
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+from numa_matrix import cache_root  # noqa: E402
+CACHE = cache_root()
 MATRIX = os.path.join(TOP, "results", "matrix")
 BENCH_SUFFIX = os.path.join("numa-tests", "bench", "timedmunlock")
 NODE = "nmtest"
@@ -367,7 +370,19 @@ def guests_of(marker):
 
 # ---------------------------------------------------------------- the test
 
-def the_test(t, cluster, tmp, bench, first_bound):
+def unbuilt_kernel(tmp):
+    """A kernel spec the cache has no image of: baseline with a series of
+    one harmless patch (its build job is cancelled before it starts)."""
+    series = os.path.join(tmp, "series-unbuilt")
+    os.makedirs(series)
+    with open(os.path.join(series, "series"), "w") as f:
+        f.write("0001-note.patch\n")
+    with open(os.path.join(series, "0001-note.patch"), "w") as f:
+        f.write(f"--- a/NOTE\n+++ b/NOTE\n@@ -0,0 +1 @@\n+{time.time()}\n")
+    return f"unbuilt=baseline+{series}"
+
+
+def the_test(t, cluster, tmp, bench, first_bound, built):
     build = bench[:-len(BENCH_SUFFIX) - 1]
     results = os.path.join(tmp, "results")
     # Guest run directories of this test only, so that a QEMU left behind
@@ -375,8 +390,11 @@ def the_test(t, cluster, tmp, bench, first_bound):
     guest_runs = os.path.join(tmp, "guest-runs")
     os.makedirs(guest_runs)
     os.environ["NUMA_MATRIX_RUNS"] = guest_runs
+    # The "cluster" is this one shared machine: its build jobs keep to the
+    # machine's one heavy build at a time.
+    lock = ["--build-lock", os.path.join(CACHE, "build.lock")]
     options = ["--partition", PARTITION, "--build-cpus", str(cluster.cpus),
-               "--results", results, "--build", build]
+               "--results", results, "--build", build] + lock
 
     took = cluster.up()
     t.ok(True, f"munged, slurmctld and slurmd up, node {NODE} idle "
@@ -386,10 +404,12 @@ def the_test(t, cluster, tmp, bench, first_bound):
     t0 = time.time()
     rundir, jobs = submit(SELECTION + options)
     arrays = jobs["arrays"]
-    t.must(list(jobs["builds"]) == ["baseline"] and len(arrays) == 1 and
+    t.must(list(jobs["builds"]) == ([] if built else ["baseline"]) and
+           len(arrays) == 1 and
            arrays[0]["cells"] == [["baseline", "1node", "interleave"],
                                   ["baseline", "2node", "interleave"]],
-           "one build job, one array of the two cells, one report job",
+           ("no build job (the kernel is built)" if built else
+            "one build job") + ", one array of the two cells, one report job",
            json.dumps(jobs, indent=2))
     with open(arrays[0]["list"]) as f:
         t.ok(f.read() == "baseline 1node interleave\nbaseline 2node interleave\n",
@@ -491,7 +511,7 @@ def the_test(t, cluster, tmp, bench, first_bound):
     kept = os.path.join(rundir, "cells", "1node", "interleave", "baseline.csv")
     before = (read(kept), os.stat(kept).st_mtime_ns)
     _, jobs = submit(["--resume", rundir, "--partition", PARTITION,
-                      "--build-cpus", str(cluster.cpus)])
+                      "--build-cpus", str(cluster.cpus)] + lock)
     t.ok([c for a in jobs["arrays"] for c in a["cells"]] ==
          [["baseline", "2node", "interleave"]],
          "the resubmission runs only the cell that did not finish",
@@ -507,11 +527,16 @@ def the_test(t, cluster, tmp, bench, first_bound):
          "the finished cell was not run again")
 
     # 5. A kernel build that fails: Slurm cancels the cells that needed it
-    # and the report still comes. Submitted held, so that the build job can
-    # be cancelled before it starts; then the rest is released.
+    # and the report still comes. A kernel not in the cache (a built one
+    # gets no build job), submitted held, so that the build job can be
+    # cancelled before it starts; then the rest is released.
     t0 = time.time()
-    rundir, jobs = submit(SELECTION + options + ["--sbatch-arg=--hold"])
-    build_job = jobs["builds"]["baseline"]
+    selection = list(SELECTION)
+    selection[selection.index("--kernels") + 1] = unbuilt_kernel(tmp)
+    rundir, jobs = submit(selection + options + ["--sbatch-arg=--hold"])
+    t.must(list(jobs["builds"]) == ["unbuilt"], "a build job for the kernel "
+           "the cache does not have", json.dumps(jobs, indent=2))
+    build_job = jobs["builds"]["unbuilt"]
     out = run(["scancel", build_job])
     t.must(out.returncode == 0, f"scancel the build job {build_job}", out.stderr)
     out = run(["scontrol", "release",
@@ -522,16 +547,16 @@ def the_test(t, cluster, tmp, bench, first_bound):
     t.must(state in ENDED, "the report job ran although the build failed",
            f"state {state}")
     failed = [read(os.path.join(rundir, "cells", topo, "interleave",
-                                "baseline.failed"))
+                                "unbuilt.failed"))
               if os.path.exists(os.path.join(rundir, "cells", topo, "interleave",
-                                             "baseline.failed")) else ""
+                                             "unbuilt.failed")) else ""
               for topo in ("1node", "2node")]
     t.ok(all("DependencyNeverSatisfied" in f and
              f"kernel build job {build_job}: JobState=CANCELLED" in f
              for f in failed),
          "both cells are marked failed, naming the build job", "\n".join(failed))
     report = read(os.path.join(rundir, "report.md"))
-    t.ok(report.count("baseline: see `cells/") == 2,
+    t.ok(report.count("unbuilt: see `cells/") == 2,
          "the report lists both cells as failed", report)
 
 
@@ -576,7 +601,7 @@ def main():
     t0 = time.time()
     try:
         cluster.write_config()
-        the_test(t, cluster, tmp, bench, first_bound)
+        the_test(t, cluster, tmp, bench, first_bound, info["built"])
     except Stop as e:
         t.ok(False, f"stopped: {e}")
     except Exception as e:  # an error in the test itself still stops the daemons

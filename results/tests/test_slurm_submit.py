@@ -6,6 +6,8 @@ sbatch/scancel/scontrol programs on PATH), resubmission of unfinished cells
 only, cancelling on a refused sbatch, and the report job marking cells whose
 task ended without a result. The real-cluster test is test_slurm.py."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -13,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -59,7 +62,10 @@ class Submit(unittest.TestCase):
             with open(os.path.join(self.fake, name), "w") as f:
                 f.write(text)
             os.chmod(os.path.join(self.fake, name), 0o755)
+        # A cache of its own: whether a kernel is built must not depend on
+        # what this machine's cache holds.
         self.env = dict(os.environ, FAKE_SLURM=self.fake,
+                        NUMA_MATRIX_CACHE=os.path.join(self.dir, "cache"),
                         PATH=self.fake + os.pathsep + os.environ["PATH"])
         self.env.pop("FAKE_SBATCH_REFUSE", None)
 
@@ -191,6 +197,123 @@ class Submit(unittest.TestCase):
                       report)
         self.assertIn("- 4node bind baseline: see", report)
         self.assertIn("finished 20", report)
+
+    def test_built_kernel_gets_no_build_job(self):
+        out, _ = self.submit(*self.plan())
+        rundir = out.stdout.splitlines()[0]
+        image = mx.load_env(rundir)["kernels"]["baseline"]["image"]
+        os.makedirs(os.path.dirname(image))
+        open(image, "w").close()
+        out, calls = self.submit("--resume", rundir)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        names = [self.options(c)["--job-name"] for c in calls]
+        self.assertEqual(names, ["nm-baseline", "nm-baseline.2", "nm-report"])
+        for c in calls[:2]:
+            self.assertNotIn("--dependency", self.options(c))
+        self.assertIn(f"built   kernel baseline (perf): {image}", out.stdout)
+        # The report job says so of a task that ended without a result.
+        r = subprocess.run([PATH, "--finish", rundir, "2"], capture_output=True,
+                           text=True, env=self.env, check=False)
+        with open(mx.cell_path(rundir, "1node", "bind", "baseline")[:-4]
+                  + ".failed") as f:
+            self.assertIn("the kernel was built before submission", f.read())
+
+    def test_resume_keeps_a_labelled_kernel(self):
+        plan = self.plan()
+        plan[plan.index("--kernels") + 1] = "mine=linux-source-6.1@baseline"
+        out, _ = self.submit(*plan)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        rundir = out.stdout.splitlines()[0]
+        out, calls = self.submit("--resume", rundir)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(list(mx.load_env(rundir)["kernels"]), ["mine"])
+        self.assertIn("nm-mine", [self.options(c)["--job-name"] for c in calls])
+
+    def test_array_throttle(self):
+        out, calls = self.submit(*self.plan("--max-running", "3"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        arrays = [self.options(c)["--array"] for c in calls
+                  if "--array" in self.options(c)]
+        self.assertEqual(arrays, ["1-1%3", "1-2%3"])
+        out, calls = self.submit(*self.plan("--max-running", "0"))
+        self.assertEqual(out.returncode, 2)
+        self.assertEqual(calls, [])
+
+    def test_dry_run_leaves_nothing(self):
+        out, calls = self.submit(*self.plan("--dry-run"))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(calls, [])
+        self.assertIn("sbatch --parsable", out.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "results")))
+        rundir = out.stdout.splitlines()[0]
+        self.assertFalse(os.path.exists(rundir))
+        # A dry run of a resume does not touch the run either.
+        out, _ = self.submit(*self.plan())
+        rundir = out.stdout.splitlines()[0]
+        before = sorted(os.listdir(os.path.join(rundir, "slurm")))
+        with open(os.path.join(rundir, "env.json")) as f:
+            env_before = f.read()
+        out, calls = self.submit("--resume", rundir, "--dry-run")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(calls, [])
+        self.assertEqual(sorted(os.listdir(os.path.join(rundir, "slurm"))),
+                         before)
+        with open(os.path.join(rundir, "env.json")) as f:
+            self.assertEqual(f.read(), env_before)
+
+    def test_state_from_accounting_when_slurmctld_forgot(self):
+        gone = "#!/bin/sh\nexit 1\n"
+        sacct = ("#!/bin/sh\necho '103_2|TIMEOUT|None|0:0'\n"
+                 "echo '103_2.batch|CANCELLED|None|0:15'\n")
+        for name, text in (("scontrol", gone), ("sacct", sacct)):
+            with open(os.path.join(self.fake, name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(self.fake, name), 0o755)
+        with mock.patch.dict(os.environ, {"PATH": self.env["PATH"]}):
+            self.assertEqual(ss.slurm_state("103_2"),
+                             {"JobState": "TIMEOUT", "Reason": "None",
+                              "ExitCode": "0:0", "from": "sacct"})
+            self.assertIsNone(ss.slurm_state("999"))
+            os.unlink(os.path.join(self.fake, "sacct"))
+            self.assertIsNone(ss.slurm_state("103_2"))
+
+    def test_builds_of_one_tree_are_chained(self):
+        a = {"source_kind": "git", "source": "/src/linux", "source_id": "git-a"}
+        b = dict(a, source_id="git-b")
+        pkg = {"source_kind": "package", "source_id": "ae10",
+               "series_hash": "e3b0"}
+        self.assertEqual(ss.tree_of(a), ss.tree_of(b))
+        self.assertNotEqual(ss.tree_of(pkg), ss.tree_of(dict(pkg, series_hash="21a6")))
+        # Two commits of one repository: the second build waits for the first.
+        run = os.path.join(self.dir, "run")
+        os.makedirs(os.path.join(run, "topologies"))
+        shutil.copy(os.path.join(QEMU_TOPOLOGIES, "1node.topo"),
+                    os.path.join(run, "topologies"))
+        kernels = {k: dict(a, source_id=f"git-{k}", image=f"/nowhere/{k}",
+                           spec=f"/src/linux@{k}") for k in ("c1", "c2")}
+        env = {"clock": "icount", "accel": "tcg", "iterations": 1, "size": "1M",
+               "flavour": "perf", "timeout": 900, "bench": "/b",
+               "kernels": kernels, "topologies": ["1node"],
+               "scenarios": {"bind": mx.SCENARIOS["bind"]}}
+        with open(os.path.join(run, "env.json"), "w") as f:
+            json.dump(env, f)
+        cells = [("c1", "1node", "bind"), ("c2", "1node", "bind")]
+        args = mock.Mock(partition=None, account=None, sbatch_arg=[],
+                         dry_run=False, cache=None, mem_overhead=512,
+                         build_cpus=8, build_mem="4G", build_time="120",
+                         max_running=None, build_lock="none")
+        with mock.patch.dict(os.environ, self.env), \
+                mock.patch.object(ss, "run_plan", return_value=(run, cells)), \
+                contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(ss.submit_into(args, None), 0)
+        with open(os.path.join(self.fake, "sbatch.log")) as f:
+            calls = [json.loads(line) for line in f]
+        first, second = (self.options(c) for c in calls[:2])
+        self.assertEqual(first["--job-name"], "nm-build-c1")
+        self.assertNotIn("--dependency", first)
+        self.assertEqual(second["--dependency"], "afterany:101")
+        with open(calls[0][-1]) as f:
+            self.assertIn("export NUMA_MATRIX_BUILD_LOCK=none", f.read())
 
     def test_resources(self):
         topo = os.path.join(self.dir, "run", "topologies")
