@@ -246,7 +246,7 @@ static void run_cell(const struct nt_topology *t, size_t len, int local_node, vo
 	const struct cell *c = arg;
 	struct nt_region r = { .fd = -1 };
 	struct nt_lk lk = { .t = t, .r = &r };
-	struct nt_policy pol;
+	struct nt_policy pol = { 0 };
 	struct nt_vma vma;
 	size_t first, n;
 	int *status, err;
