@@ -471,6 +471,22 @@ static void offline_one(double until)
 	nt_tap_diag("cpu%d taken offline half-way", cpu);
 }
 
+/* Says which frames are still mlocked with nothing mapping them, for whoever debugs it. */
+static void name_leftovers(void)
+{
+	uint64_t pfns[8], flags[8];
+	long n = nt_mlocked_unmapped(pfns, flags, 8), i;
+
+	if (n < 0) {
+		nt_tap_diag("cannot scan /proc/kpageflags: %s", strerror(-n));
+		return;
+	}
+	nt_tap_diag("%ld frames are PG_mlocked and mapped by no page table", n);
+	for (i = 0; i < n && i < 8; i++)
+		nt_tap_diag("pfn %#llx: kpageflags %#llx", (unsigned long long)pfns[i],
+			    (unsigned long long)flags[i]);
+}
+
 static void check_end(const struct nt_counters *base, long bad_shared)
 {
 	struct nt_flags_want clear = { 0 };
@@ -499,6 +515,8 @@ static void check_end(const struct nt_counters *base, long bad_shared)
 		ok = false;
 	}
 	ok = nt_events_agree(&end, base, "after the stress") && ok;
+	if (!ok)
+		name_leftovers();
 	nt_tap_result(ok, "nr_mlock back at its baseline, and moved by mlocked - munlocked - stranded - cleared");
 }
 

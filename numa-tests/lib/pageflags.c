@@ -160,3 +160,42 @@ uint64_t *nt_flags_of(const void *start, size_t npages, size_t page_size)
 		nt_tap_bail("reading the flags of the pages at %p: %s", start, strerror(-err));
 	return f;
 }
+
+long nt_mlocked_unmapped(uint64_t *pfns, uint64_t *flags, size_t max)
+{
+	uint64_t f[512], c[512];
+	int kf, kc;
+	long found = 0;
+	ssize_t nf, nc;
+	off_t off = 0;
+	size_t i;
+
+	kf = open("/proc/kpageflags", O_RDONLY);
+	kc = open("/proc/kpagecount", O_RDONLY);
+	if (kf < 0 || kc < 0) {
+		found = -errno;
+		goto out;
+	}
+	for (;;) {
+		nf = pread(kf, f, sizeof(f), off);
+		nc = pread(kc, c, sizeof(c), off);
+		if (nf <= 0 || nc <= 0)
+			break;
+		for (i = 0; i < (size_t)(nf < nc ? nf : nc) / sizeof(f[0]); i++) {
+			if (!(f[i] & NT_KPF(NT_KPF_MLOCKED)) || c[i])
+				continue;
+			if ((size_t)found < max) {
+				pfns[found] = off / sizeof(f[0]) + i;
+				flags[found] = f[i];
+			}
+			found++;
+		}
+		off += nf < nc ? nf : nc;
+	}
+out:
+	if (kf >= 0)
+		close(kf);
+	if (kc >= 0)
+		close(kc);
+	return found;
+}

@@ -46,6 +46,14 @@ int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *
 /* nt_pages_flags() into a new array (free() it); bails on errors. */
 uint64_t *nt_flags_of(const void *start, size_t npages, size_t page_size);
 
+/*
+ * The frames the kernel has with PG_mlocked set and no page table mapping
+ * them (/proc/kpageflags, /proc/kpagecount): with nothing locked, each is an
+ * mlock that was never undone. Up to max of them in pfns and flags; returns
+ * how many there are, or -errno.
+ */
+long nt_mlocked_unmapped(uint64_t *pfns, uint64_t *flags, size_t max);
+
 /* What a range of pages must show. */
 struct nt_flags_want {
 	bool mlocked;		/* KPF_MLOCKED set (true) or clear (false) */
