@@ -101,7 +101,6 @@
  * RCU stall report) while the offline waited for every vCPU to stop.
  */
 #define MAX_MUNLOCKERS	3
-#define LOOP_WAIT_S	120	/* a bound for a hang, not a measurement: the host may be busy */
 #define PARENT_WAIT_S	600	/* how long a child waits for the parent */
 
 enum kind { EXIT, FAULT, STALE };
@@ -147,6 +146,30 @@ static void put_back(void)
 		fprintf(stderr, "munlock_cpu_offline: cannot bring cpu%d back online\n",
 			g.victim_offline);
 	g.victim_offline = -1;
+}
+
+/*
+ * Waits until *flag >= want, or until one of the children has ended (it
+ * never will set it then). No time bound of its own: how long the children
+ * take depends on the host (30 s, then 120 s, were not enough on a busy
+ * one); the watchdog (lib/harness.h) catches a hang.
+ */
+static bool wait_flag(const int *flag, int want)
+{
+	siginfo_t info;
+	int i;
+
+	for (;;) {
+		if (nt_flag_get(flag) >= want)
+			return true;
+		for (i = 0; i < g.nkids; i++) {
+			memset(&info, 0, sizeof(info));
+			if (!waitid(P_PID, g.pids[i], &info, WEXITED | WNOHANG | WNOWAIT) &&
+			    info.si_pid)
+				return nt_flag_get(flag) >= want;
+		}
+		usleep(1000);
+	}
 }
 
 static long ld_long(const long *p)
@@ -390,10 +413,10 @@ static bool nodes_moved(const long *now, const long *base, const long *want, con
 	return nt_nodes_moved(&g.t.online, now, base, want, g.page / 1024, name);
 }
 
-/* Waits for a child's step; bails after LOOP_WAIT_S. */
+/* Waits for a child's step; bails when a child ended before it. */
 static void wait_step(struct kid *k, int n, int r)
 {
-	if (!nt_flag_wait(&k->step, n, LOOP_WAIT_S))
+	if (!wait_flag(&k->step, n))
 		nt_tap_bail("round %d: a child did not reach step %d", r, n);
 }
 
@@ -444,8 +467,8 @@ static long prepare_faults(int r, enum kind kind, struct kid *sk, int victim,
 	struct nt_counters pre;
 	long ml, ue, queued, kb = g.page / 1024;
 
-	if (kind == FAULT ? !nt_flag_wait(&sk->done, 1, LOOP_WAIT_S) :
-	    !nt_flag_wait(&sk->step, 1, LOOP_WAIT_S))
+	if (kind == FAULT ? !wait_flag(&sk->done, 1) :
+	    !wait_flag(&sk->step, 1))
 		nt_tap_bail("round %d: the faulting process did not get ready", r);
 	snapshot(&pre, false);
 	/* Mlocked counts a page at once; Unevictable when its queued mlock is drained. */
@@ -492,7 +515,7 @@ static long offline_under_munlock(int r, enum kind kind, int victim, long *loops
 	for (cpu = 0; cpu < CPU_SETSIZE && g.nkids - first < MAX_MUNLOCKERS; cpu++)
 		if (CPU_ISSET(cpu, &g.online) && cpu != victim)
 			spawn(munlocker_fn, cpu, victim);
-	if (!nt_flag_wait(&g.sh->ready, g.nkids - first, LOOP_WAIT_S))
+	if (!wait_flag(&g.sh->ready, g.nkids - first))
 		nt_tap_bail("round %d: the munlockers did not get ready", r);
 	for (i = first; i < g.nkids; i++)
 		while (!ld_long(&g.sh->kid[i].loops))
@@ -512,7 +535,7 @@ static long offline_under_munlock(int r, enum kind kind, int victim, long *loops
 	nt_flag_set(&g.sh->stop, 1);
 	*loops = 0;
 	for (i = first; i < g.nkids; i++) {
-		if (!nt_flag_wait(&g.sh->kid[i].done, 1, LOOP_WAIT_S))
+		if (!wait_flag(&g.sh->kid[i].done, 1))
 			nt_tap_bail("round %d: munlocker %d did not finish", r, g.pids[i]);
 		bad += g.sh->kid[i].bad_flags;
 		*loops += g.sh->kid[i].loops;
@@ -545,7 +568,7 @@ static void round_run(int r, enum kind kind, int victim, int other)
 	if (kind == STALE) {
 		/* Its last munlock(), now that the offline drained the stale mlocks. */
 		nt_flag_set(&sk->cmd, 2);
-		if (!nt_flag_wait(&sk->done, 1, LOOP_WAIT_S))
+		if (!wait_flag(&sk->done, 1))
 			nt_tap_bail("round %d: the stale-batch process did not finish", r);
 		locked_pages = sk->pages;
 		stale_verdict(r, sk, queued, bad, victim);
