@@ -40,11 +40,23 @@ def write(path, text):
         f.write(text)
 
 
-def mem_total_kib(nid):
-    for line in read(f"{NODE}/node{nid}/meminfo").splitlines():
+def mem_total_kib(t, nid):
+    for line in read(f"{node_dir(t, nid)}/meminfo").splitlines():
         if "MemTotal:" in line:
             return int(line.split()[3])
     raise RuntimeError(f"node{nid}/meminfo has no MemTotal")
+
+
+def node_dir(t, nid):
+    """The guest numbers nodes densely, CPU nodes first
+    (Topology.kernel_node_ids()): node 8 of a topology may be node1 here."""
+    return f"{NODE}/node{t.kernel_node_ids()[nid]}"
+
+
+def node_cpus(t, nid):
+    """The CPUs sysfs lists for node nid, [] for none, None if unreadable."""
+    text = read(f"{node_dir(t, nid)}/cpulist")
+    return topology.parse_cpulist(text) if text else []
 
 
 def hostctl(request):
@@ -71,19 +83,19 @@ def hot_add_memory(t):
         skip(name, f"{PORT} missing: no host control channel")
         return
     target = t.memory_nodes()[-1]
-    before = {n: mem_total_kib(n) for n in t.memory_nodes()}
+    before = {n: mem_total_kib(t, n) for n in t.memory_nodes()}
     reply = hostctl(f"add-memory {target} {DIMM_MIB}M")
     check(reply.startswith("ok"), f"host accepted add-memory {target} {DIMM_MIB}M",
           f"reply: {reply}")
     # Blocks come online by themselves (memhp_default_state=online).
     want = before[target] + DIMM_MIB * 1024
     deadline = time.time() + 30
-    while mem_total_kib(target) != want and time.time() < deadline:
+    while mem_total_kib(t, target) != want and time.time() < deadline:
         time.sleep(0.2)
-    got = mem_total_kib(target)
+    got = mem_total_kib(t, target)
     check(got == want, f"node {target} MemTotal grew by exactly {DIMM_MIB} MiB",
           f"before {before[target]} kB, after {got} kB")
-    others = {n: mem_total_kib(n) for n in before if n != target}
+    others = {n: mem_total_kib(t, n) for n in before if n != target}
     check(all(others[n] == before[n] for n in others),
           "no other node's MemTotal changed",
           f"before {before}, after {others}")
@@ -122,7 +134,8 @@ def hot_add_cpu(t):
         return
     cpu = new[0]
     nodes = [d for d in os.listdir(f"{CPU}/cpu{cpu}") if d.startswith("node")]
-    check(nodes == [f"node{target}"], f"cpu{cpu} belongs to node {target}",
+    want = os.path.basename(node_dir(t, target))
+    check(nodes == [want], f"cpu{cpu} belongs to node {target}",
           f"cpu{cpu} links: {nodes}")
     check(read(f"{CPU}/cpu{cpu}/online") == "0", f"cpu{cpu} arrives offline",
           f"online={read(f'{CPU}/cpu{cpu}/online')}")
@@ -143,17 +156,21 @@ def offline_online_cpu(t):
         return
     nid = next(n.id for n in t.nodes if victim in n.cpus)
     ctl = f"{CPU}/cpu{victim}/online"
+    # Listed before, or the check below would pass on the wrong node.
+    listed = node_cpus(t, nid)
+    check(listed is not None and victim in listed,
+          f"cpu{victim} listed in node {nid}'s CPU list",
+          f"{node_dir(t, nid)}/cpulist: {listed}")
     write(ctl, "0")
-    cpulist = read(f"{NODE}/node{nid}/cpulist")
-    listed = topology.parse_cpulist(cpulist) if cpulist else []
-    check(read(ctl) == "0" and victim not in listed,
+    listed = node_cpus(t, nid)
+    check(read(ctl) == "0" and listed is not None and victim not in listed,
           f"cpu{victim} offline and gone from node {nid}'s CPU list",
-          f"online={read(ctl)} node{nid}/cpulist='{cpulist}'")
+          f"online={read(ctl)} {node_dir(t, nid)}/cpulist: {listed}")
     write(ctl, "1")
-    cpulist = read(f"{NODE}/node{nid}/cpulist")
-    check(read(ctl) == "1" and victim in topology.parse_cpulist(cpulist),
+    listed = node_cpus(t, nid)
+    check(read(ctl) == "1" and listed is not None and victim in listed,
           f"cpu{victim} back online in node {nid}",
-          f"online={read(ctl)} node{nid}/cpulist='{cpulist}'")
+          f"online={read(ctl)} {node_dir(t, nid)}/cpulist: {listed}")
 
 
 def main():
