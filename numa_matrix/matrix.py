@@ -1103,6 +1103,10 @@ def main():
     args = ap.parse_args()
     try:
         if args.cmd == "run" and args.check_args:
+            # The kernels, machines and scenarios too: a spec naming
+            # nothing is an error before ./numa-matrix sets up a build dir.
+            if not args.resume:
+                parse_selection(args)
             return 0
         if args.cmd == "run":
             return cmd_run(args)

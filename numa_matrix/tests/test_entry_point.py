@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Host unit tests of ./numa-matrix: help never does work, an unknown
-option is an error. Each command runs with a build dir and a cache that do
-not exist yet: help must leave them so."""
+option or a kernel spec naming nothing is an error. Each command runs
+with a build dir and a cache that do not exist yet: help and errors must
+leave them so."""
 
 import os
 import subprocess
@@ -48,6 +49,15 @@ class Help(unittest.TestCase):
                 self.assertNotEqual(out.returncode, 0, out.stdout)
                 self.assertTrue(out.stderr.strip())
                 self.assertEqual(out.made, [], f"{command} did work first")
+
+    def test_kernel_specs_are_checked_first(self):
+        for args in (("run", "--kernels"), ("test", "--kernel")):
+            for spec in ("no-such-kernel", "/nonexistent/linux@HEAD"):
+                with self.subTest(args=args, spec=spec):
+                    out = self.run_it(*args, spec)
+                    self.assertNotEqual(out.returncode, 0, out.stdout)
+                    self.assertIn(spec, out.stderr)
+                    self.assertEqual(out.made, [], f"{args[0]} did work first")
 
 
 if __name__ == "__main__":
