@@ -95,15 +95,19 @@ class MakeGroup(unittest.TestCase):
 
     def test_sigterm_is_an_interrupt(self):
         # build-kernel under SIGTERM: the same clean-up as for ^C.
+        # The signal is sent once the handler is in place, not after a
+        # fixed delay: on a busy host the import alone can take seconds.
         code = ("import signal, sys, time; sys.path.insert(0, sys.argv[1]);"
                 "from numa_matrix import kernels;"
                 "signal.signal(signal.SIGTERM, kernels.on_signal)\n"
-                "try:\n time.sleep(30)\n"
+                "try:\n print('ready', flush=True)\n time.sleep(30)\n"
                 "except KeyboardInterrupt:\n sys.exit(130)\n")
         top = os.path.dirname(os.path.dirname(kernels.__file__))
-        proc = subprocess.Popen([sys.executable, "-c", code, top])
-        time.sleep(1)
+        proc = subprocess.Popen([sys.executable, "-c", code, top],
+                                stdout=subprocess.PIPE, text=True)
+        self.assertEqual(proc.stdout.readline(), "ready\n")
         proc.terminate()
+        proc.stdout.close()
         self.assertEqual(proc.wait(timeout=10), 130)
 
 
