@@ -81,6 +81,16 @@ SCENARIOS = {
                              "op": "munmap", "unlocked": True,
                              "what": "munmap of an area bound to node 0, "
                                      "never locked, THP never"},
+    # Multi-size THP (6.8 on): 16, 32 and 64 kB enabled, so 64 kB folios.
+    "mthp": {"policy": "bind:0", "thp": "never", "mthp": "16K,32K,64K",
+             "op": "munlock",
+             "what": "munlock, bound to node 0, anonymous 16/32/64 kB THP "
+                     "always (64 kB folios), PMD THP never"},
+    "mthp-interleave": {"policy": "interleave:all", "thp": "never",
+                        "mthp": "16K,32K,64K", "op": "munlock",
+                        "what": "munlock, interleaved over all nodes, "
+                                "anonymous 16/32/64 kB THP always (64 kB "
+                                "folios), PMD THP never"},
     "concurrent": {"policy": "interleave:all", "thp": "never", "op": "munlock",
                    "processes": "cpus", "clocks": ("wall",),
                    "what": "one process per vCPU munlocking its own "
@@ -323,6 +333,8 @@ def bench_command(env, scenario, topo, rundir):
            "--iterations", str(env["iterations"])]
     if spec.get("unlocked"):
         cmd.append("--unlocked")
+    if spec.get("mthp"):
+        cmd += ["--mthp", spec["mthp"]]
     if spec.get("processes") == "cpus":
         cmd += ["--processes",
                 str(topology.load(topo_copy(rundir, topo)).ncpus)]

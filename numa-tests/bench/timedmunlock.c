@@ -30,6 +30,11 @@
  * by touching every page instead of mlock()), for --op munmap and exit: the
  * floor that unmapping or exiting with a locked area is compared with. VmLck
  * must then not grow.
+ * --mthp SIZES (6.8 on: multi-size THP for anonymous memory): the listed
+ * hugepages-<size>kB sizes are set to "always" for the run (THP "never" keeps
+ * the PMD size off), the area is mapped 2 MiB aligned with MAP_POPULATE, and
+ * every page must then be in a folio of the largest size listed, which the
+ * placement check takes as the unit the policy interleaves.
  *
  * --processes N: N forked workers, each with its own area, do each
  * iteration's timed munlock() or munmap() at the same time (a process-shared
@@ -96,6 +101,10 @@
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 #define PM_PRESENT	(1ULL << 63)
 #define MAX_VMSTAT	16
+#define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage"
+#define MAX_MTHP	8
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
 
 enum op { OP_MUNLOCK, OP_MUNMAP, OP_EXIT };
 static const char *const op_names[] = { "munlock", "munmap", "exit" };
@@ -113,6 +122,10 @@ struct options {
 	unsigned int processes;
 	const char *vmstat[MAX_VMSTAT];
 	int nr_vmstat;
+	const char *mthp_text;
+	unsigned long mthp_kb[MAX_MTHP];	/* hugepages-<kB>kB set to "always" */
+	int nr_mthp;
+	unsigned long mthp_max_kb;
 };
 
 static struct options opt;
@@ -121,6 +134,8 @@ static struct nt_nodemask memory_nodes;
 
 /* THP mode to put back at exit; empty when untouched. */
 static char thp_saved[32];
+/* The same for each --mthp size. */
+static char mthp_saved[MAX_MTHP][32];
 /* In a --processes worker: an error ends the whole benchmark. */
 static bool in_worker;
 
@@ -153,11 +168,15 @@ static void __attribute__((noreturn)) usage(int status)
 		"                    [--op munlock|munmap|exit] [--iterations N]\n"
 		"                    [--processes N] [--vmstat PREFIX]... [--no-global-checks]\n"
 		"                    [--unlocked]\n"
+		"                    [--mthp SIZE,...]\n"
 		"  --policy      default | bind:NODES | interleave:NODES | preferred:NODE\n"
 		"                NODES a node list (0-3,5) or all (every memory node);\n"
 		"                set as the task policy before the area is mapped\n"
 		"  --size        area size, K/M/G suffixes (default 64M)\n"
 		"  --thp         transparent_hugepage/enabled for the run (default never)\n"
+		"  --mthp        anonymous multi-size THP sizes (16K,32K,64K) set to\n"
+		"                always for the run, with --thp never; every page must be\n"
+		"                in a folio of the largest one\n"
 		"  --op          what is timed (default munlock)\n"
 		"  --iterations  default 10\n"
 		"  --unlocked    map the area without locking it (--op munmap, exit)\n"
@@ -219,6 +238,29 @@ static void parse_policy(const char *s)
 		 nt_mask_format(&opt.policy.nodes, nodes, sizeof(nodes)));
 }
 
+/* --mthp 16K,32K,64K: sizes with a hugepages-<kB>kB directory, below 2 MiB. */
+static void parse_mthp(const char *list)
+{
+	char buf[256], *tok, *save;
+	size_t size;
+
+	opt.mthp_text = list;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (opt.nr_mthp == MAX_MTHP)
+			die("at most %d --mthp sizes", MAX_MTHP);
+		if (nt_parse_size(tok, &size) || size <= page_size || size >= HPAGE_SIZE ||
+		    (size & (size - 1)))
+			die("bad --mthp size '%s': a power of two above the page size and "
+			    "below 2 MiB", tok);
+		opt.mthp_kb[opt.nr_mthp++] = size >> 10;
+		if ((size >> 10) > opt.mthp_max_kb)
+			opt.mthp_max_kb = size >> 10;
+	}
+	if (!opt.nr_mthp)
+		die("empty --mthp list");
+}
+
 static void parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -231,6 +273,7 @@ static void parse_args(int argc, char **argv)
 		{ "processes", required_argument, NULL, 'P' },
 		{ "no-global-checks", no_argument, NULL, 'G' },
 		{ "unlocked", no_argument, NULL, 'U' },
+		{ "mthp", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -292,6 +335,9 @@ static void parse_args(int argc, char **argv)
 		case 'U':
 			opt.unlocked = true;
 			break;
+		case 'm':
+			parse_mthp(optarg);
+			break;
 		case 'h':
 			usage(0);
 		default:
@@ -309,17 +355,37 @@ static void parse_args(int argc, char **argv)
 	if (strcmp(opt.thp, "never") && opt.size % HPAGE_SIZE)
 		die("--size %zu is not a multiple of 2 MiB, needed with --thp %s", opt.size,
 		    opt.thp);
+	if (opt.nr_mthp && strcmp(opt.thp, "never"))
+		die("--mthp needs --thp never (the PMD size follows --thp)");
+	if (opt.nr_mthp && opt.size % (opt.mthp_max_kb << 10))
+		die("--size %zu is not a multiple of the largest --mthp size, %lu kB",
+		    opt.size, opt.mthp_max_kb);
 	parse_policy(policy);
 }
 
 /* ---- THP mode ---- */
 
+static void mthp_path(char *buf, size_t len, unsigned long kb)
+{
+	snprintf(buf, len, MTHP_DIR "/hugepages-%lukB/enabled", kb);
+}
+
 static void thp_restore(void)
 {
+	char path[128];
+	int i;
+
 	if (thp_saved[0] && nt_file_write(THP_ENABLED, thp_saved))
 		fprintf(stderr, "timedmunlock: error: could not restore %s to %s\n",
 			THP_ENABLED, thp_saved);
 	thp_saved[0] = 0;
+	for (i = 0; i < opt.nr_mthp; i++) {
+		mthp_path(path, sizeof(path), opt.mthp_kb[i]);
+		if (mthp_saved[i][0] && nt_file_write(path, mthp_saved[i]))
+			fprintf(stderr, "timedmunlock: error: could not restore %s to %s\n",
+				path, mthp_saved[i]);
+		mthp_saved[i][0] = 0;
+	}
 }
 
 static void on_signal(int sig)
@@ -351,11 +417,39 @@ static void thp_set(void)
 	}
 }
 
+static void mthp_set(void)
+{
+	char path[128], cur[32];
+	int i, err;
+
+	for (i = 0; i < opt.nr_mthp; i++) {
+		mthp_path(path, sizeof(path), opt.mthp_kb[i]);
+		err = nt_file_read_choice(path, cur, sizeof(cur));
+		if (err == -ENOENT)
+			die("no %s: this kernel has no anonymous %lu kB THP (multi-size "
+			    "THP came with 6.8)", path, opt.mthp_kb[i]);
+		if (err)
+			die("cannot read %s: %s", path, strerror(-err));
+		if (!strcmp(cur, "always"))
+			continue;
+		snprintf(mthp_saved[i], sizeof(mthp_saved[i]), "%s", cur);
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+		err = nt_file_write(path, "always");
+		if (err) {
+			mthp_saved[i][0] = 0;
+			die("cannot set %s to always: %s", path, strerror(-err));
+		}
+	}
+}
+
 /* ---- the area ---- */
 
 struct placement {
 	long per_node[NT_MAX_NODES];
 	size_t huge_ranges, ranges;
+	size_t mthp_folios;	/* folios of the largest --mthp size */
 };
 
 /* How much VmLck grows when the area is mapped. */
@@ -370,7 +464,7 @@ static void *map_area(void)
 	size_t len = opt.size, off;
 	char *p, *aligned;
 
-	if (!strcmp(opt.thp, "never")) {
+	if (!strcmp(opt.thp, "never") && !opt.nr_mthp) {
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | lock | MAP_POPULATE, -1, 0);
 		if (p == MAP_FAILED)
@@ -387,6 +481,15 @@ static void *map_area(void)
 		die("munmap of the alignment head: %s", strerror(errno));
 	if (munmap(aligned + len, p + HPAGE_SIZE - aligned))
 		die("munmap of the alignment tail: %s", strerror(errno));
+	if (opt.nr_mthp) {
+		/* "always": no madvise(); populated as one mmap() would be */
+		p = mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+			 MAP_FIXED | lock | MAP_POPULATE, -1, 0);
+		if (p != aligned)
+			die("mmap(%zu, MAP_FIXED | %sMAP_POPULATE): %s", len,
+			    lock ? "MAP_LOCKED | " : "", strerror(errno));
+		return p;
+	}
 	p = mmap(aligned, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (p != aligned)
@@ -402,8 +505,7 @@ static void *map_area(void)
 	return p;
 }
 
-/* Whether the page at addr is (part of) a transparent huge page: pagemap + kpageflags. */
-static bool is_thp(int pagemap, int kpageflags, const char *addr)
+static uint64_t kpageflags_of(int pagemap, int kpageflags, const char *addr)
 {
 	uint64_t entry, flags;
 	off_t off = (uintptr_t)addr / page_size * sizeof(entry);
@@ -417,18 +519,51 @@ static bool is_thp(int pagemap, int kpageflags, const char *addr)
 	off = (entry & PM_PFN_MASK) * sizeof(flags);
 	if (pread(kpageflags, &flags, sizeof(flags), off) != sizeof(flags))
 		die("reading /proc/kpageflags: %s", strerror(errno));
-	return flags & (1ULL << KPF_THP);
+	return flags;
 }
 
-/* Every page where the policy puts it; with THP, every 2 MiB range a huge page. */
+/* Whether the page at addr is (part of) a transparent huge page: pagemap + kpageflags. */
+static bool is_thp(int pagemap, int kpageflags, const char *addr)
+{
+	return kpageflags_of(pagemap, kpageflags, addr) & (1ULL << KPF_THP);
+}
+
+/*
+ * Base pages of the folio that starts at page i of the area: a compound head
+ * and the tails after it, or 1 for a small folio.
+ */
+static size_t folio_pages_at(int pagemap, int kpageflags, const char *area, size_t i,
+			     size_t npages)
+{
+	uint64_t flags = kpageflags_of(pagemap, kpageflags, area + i * page_size);
+	size_t n = 1;
+
+	if (flags & (1ULL << KPF_COMPOUND_TAIL))
+		die("page %zu of the area is the tail of a folio that starts before it", i);
+	if (!(flags & (1ULL << KPF_COMPOUND_HEAD)))
+		return 1;
+	while (i + n < npages) {
+		flags = kpageflags_of(pagemap, kpageflags, area + (i + n) * page_size);
+		if (!(flags & (1ULL << KPF_COMPOUND_TAIL)))
+			break;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Every page where the policy puts it; with THP, every 2 MiB range a huge page;
+ * with --mthp, every page in a folio of the largest size.
+ */
 static void check_placement(const char *area, struct placement *pl)
 {
 	size_t npages = opt.size / page_size, per_huge = HPAGE_SIZE / page_size;
 	int pagemap = -1, kpageflags = -1, *status;
 	struct nt_vma vma;
 	enum nt_il_rule rule;
-	unsigned int shift;
-	size_t i, bad = 0;
+	unsigned int shift = 0;
+	size_t i, bad = 0, folio_left = 0, mthp_pages = (opt.mthp_max_kb << 10) / page_size;
+	size_t small_pages = 0;
 	bool huge = false;
 	int err;
 
@@ -443,21 +578,32 @@ static void check_placement(const char *area, struct placement *pl)
 	if (err)
 		die("cannot tell the kernel's interleave rule: %s", strerror(-err));
 	nt_vma_anon(&vma, (unsigned long)area, __builtin_ctzl(page_size), rule);
-	if (strcmp(opt.thp, "never")) {
+	if (strcmp(opt.thp, "never") || opt.nr_mthp) {
 		pagemap = open("/proc/self/pagemap", O_RDONLY);
 		kpageflags = open("/proc/kpageflags", O_RDONLY);
 		if (pagemap < 0 || kpageflags < 0)
 			die("cannot open /proc/self/pagemap or /proc/kpageflags: %s",
 			    strerror(errno));
-		pl->ranges = opt.size / HPAGE_SIZE;
+		if (!opt.nr_mthp)
+			pl->ranges = opt.size / HPAGE_SIZE;
 	}
 	for (i = 0; i < npages; i++) {
 		unsigned long addr = (unsigned long)area + i * page_size;
 
-		if (pagemap >= 0 && i % per_huge == 0) {
+		if (opt.nr_mthp && !folio_left) {
+			folio_left = folio_pages_at(pagemap, kpageflags, area, i, npages);
+			if (folio_left != mthp_pages)
+				small_pages += folio_left;
+			else
+				pl->mthp_folios++;
+			/* The policy places a folio as a whole: its order is the unit */
+			shift = vma.page_shift + __builtin_ctzl(folio_left);
+		} else if (pagemap >= 0 && !opt.nr_mthp && i % per_huge == 0) {
 			huge = is_thp(pagemap, kpageflags, area + i * page_size);
 			pl->huge_ranges += huge;
 		}
+		if (folio_left)
+			folio_left--;
 		if (status[i] < 0)
 			die("page %zu of the locked area: move_pages status %d (%s)", i,
 			    status[i], strerror(-status[i]));
@@ -465,7 +611,8 @@ static void check_placement(const char *area, struct placement *pl)
 			die("page %zu on node %d, beyond what this program handles", i,
 			    status[i]);
 		pl->per_node[status[i]]++;
-		shift = huge ? HPAGE_SHIFT : vma.page_shift;
+		if (!opt.nr_mthp)
+			shift = huge ? HPAGE_SHIFT : vma.page_shift;
 		if (!opt.policy_default &&
 		    !nt_expect_ok(&opt.policy, &vma, addr, shift, status[i])) {
 			if (bad < 5)
@@ -487,6 +634,10 @@ static void check_placement(const char *area, struct placement *pl)
 	if (pl->ranges && pl->huge_ranges != pl->ranges)
 		die("thp=%s: only %zu of %zu 2 MiB ranges are huge pages", opt.thp,
 		    pl->huge_ranges, pl->ranges);
+	if (small_pages)
+		die("mthp=%s: %zu of %zu pages are not in %lu kB folios: the figures would "
+		    "measure other folio sizes", opt.mthp_text, small_pages, npages,
+		    opt.mthp_max_kb);
 }
 
 static long vmlck_kb(void)
@@ -566,8 +717,11 @@ static void print_placement(const struct placement *pl)
 		if (pl->per_node[node])
 			len += snprintf(buf + len, sizeof(buf) - len, "%s%d:%ld",
 					len ? "," : "", node, pl->per_node[node]);
-	printf("# placement pages_per_node=%s thp_ranges=%zu/%zu checked=all\n", buf,
-	       pl->huge_ranges, pl->ranges);
+	printf("# placement pages_per_node=%s thp_ranges=%zu/%zu", buf, pl->huge_ranges,
+	       pl->ranges);
+	if (opt.nr_mthp)
+		printf(" mthp_folios=%zux%lukB", pl->mthp_folios, opt.mthp_max_kb);
+	printf(" checked=all\n");
 }
 
 /* ---- vmstat deltas ---- */
@@ -821,6 +975,7 @@ static void run_processes(double *secs, const long mlocked_before[NT_MAX_NODES])
 			die("fork: %s", strerror(errno));
 		if (pids[w] == 0) {
 			thp_saved[0] = 0;	/* the parent restores it */
+			memset(mthp_saved, 0, sizeof(mthp_saved));
 			worker(w);
 		}
 	}
@@ -890,6 +1045,7 @@ static double run_exit(unsigned int it, const long mlocked_before[NT_MAX_NODES])
 		close(ready[0]);
 		close(go[1]);
 		thp_saved[0] = 0;	/* the parent restores it */
+		memset(mthp_saved, 0, sizeof(mthp_saved));
 		child(ready[1], go[0]);
 	}
 	close(ready[1]);
@@ -943,6 +1099,7 @@ int main(int argc, char **argv)
 		die("out of memory");
 
 	thp_set();
+	mthp_set();
 	if (!opt.policy_default)
 		err = nt_set_task_policy(&opt.policy);
 	else
@@ -957,6 +1114,8 @@ int main(int argc, char **argv)
 		printf(" processes=%u", opt.processes);
 	if (opt.unlocked)
 		printf(" unlocked");
+	if (opt.nr_mthp)
+		printf(" mthp=%s", opt.mthp_text);
 	printf("\n");
 	printf("iteration,op,pages,seconds\n");
 	fflush(stdout);
