@@ -15,7 +15,7 @@ import sys
 import unittest
 
 # Suites that judge or change the running kernel, or start daemons.
-GUEST_SUITES = {"numa", "topology", "selftests"}
+GUEST_SUITES = {"numa", "topology", "selftests", "selftests-all"}
 HOST_ONLY = {"unit", "slurm", "model"}
 # run-guest's own hang report needs this long after its timeout fires.
 MARGIN = 60
@@ -31,9 +31,11 @@ def listed(*args):
     tests = set()
     for line in out.splitlines():
         # "numa-matrix:unit / test_topology"; one line per suite of a test
-        project_suite, _, name = line.partition(" / ")
-        if name:
-            tests.add((project_suite.split(":")[-1], name))
+        # "numa-matrix:selftests-all+selftests / selftest-migration"
+        project_suites, _, name = line.partition(" / ")
+        for suite in project_suites.split(":")[-1].split("+"):
+            if name:
+                tests.add((suite, name))
     return tests
 
 
