@@ -5,6 +5,7 @@ option or a kernel spec naming nothing is an error. Each command runs
 with a build dir and a cache that do not exist yet: help and errors must
 leave them so."""
 
+import json
 import os
 import subprocess
 import sys
@@ -58,6 +59,50 @@ class Help(unittest.TestCase):
                     self.assertNotEqual(out.returncode, 0, out.stdout)
                     self.assertIn(spec, out.stderr)
                     self.assertEqual(out.made, [], f"{args[0]} did work first")
+
+
+class Tally(unittest.TestCase):
+    """The summary's counts: a TAP test Meson calls OK whose failure is a
+    known one ("not ok ... # TODO reason") is an expected failure, named
+    with its reason, not a pass."""
+
+    def tally(self, *tests):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "log.json")
+            with open(log, "w") as f:
+                for name, result, stdout in tests:
+                    f.write(json.dumps({"name": name, "result": result,
+                                        "stdout": stdout}) + "\n")
+            # tally() of ./numa-matrix alone, with say() beside it
+            script = (f"say() {{ echo \"$*\" >&2; }}\n"
+                      f"eval \"$(sed -n '/^tally()/,/^}}/p' '{ENTRY}')\"\n"
+                      "PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0\n"
+                      f"tally '{log}'\n"
+                      'echo "$PASSED $FAILED $SKIPPED $XFAILED"\n')
+            out = subprocess.run(["sh", "-c", script], capture_output=True,
+                                 text=True, timeout=60, check=True)
+        return [int(x) for x in out.stdout.split()], out.stderr
+
+    def test_known_failure_is_not_a_pass(self):
+        counts, err = self.tally(
+            ("s / selftest-a", "OK", "1..1\nok 1 selftests: vm: a\n"),
+            ("s / selftest-b", "OK", "1..1\nnot ok 1 selftests: vm: b "
+             "# TODO known failure of b.x (exit=1): the test's flaw\n"),
+            ("s / selftest-c", "SKIP", "1..1\nok 1 c # SKIP no swap\n"),
+            ("s / selftest-d", "FAIL", "1..1\nnot ok 1 d # exit=1\n"),
+            ("s / selftest-e", "TIMEOUT", ""))
+        self.assertEqual(counts, [1, 2, 1, 1])
+        self.assertIn("expected failure: s / selftest-b: known failure of "
+                      "b.x (exit=1): the test's flaw", err)
+        self.assertNotIn("selftest-a", err)
+
+    def test_meson_todo_verdicts(self):
+        # "ok ... # TODO" is a known failure that now passes: Meson says
+        # UNEXPECTEDPASS, which the summary counts as a failure to look at.
+        counts, _ = self.tally(
+            ("s / t", "UNEXPECTEDPASS", "1..1\nok 1 t # TODO fixed?\n"),
+            ("s / u", "EXPECTEDFAIL", "1..1\nnot ok 1 u # TODO why\n"))
+        self.assertEqual(counts, [0, 1, 0, 1])
 
 
 if __name__ == "__main__":
