@@ -263,6 +263,7 @@ void nt_lk_baseline(struct nt_lk *lk)
 {
 	nt_lk_snapshot(lk, true);
 	lk->base = lk->now;
+	lk->deviation = NULL;
 }
 
 static long page_kb(const struct nt_lk *lk)
@@ -346,7 +347,43 @@ void nt_lk_check_smaps(const struct nt_lk *lk, const char *key, long want_kb)
 	nt_tap_result(!err && kb == want_kb, "%s: smaps %s %ld kB", lk->label, key, want_kb);
 }
 
-void nt_lk_check_nodes(const struct nt_lk *lk, bool unevictable, const long *pages)
+/*
+ * Documentation/mm/unevictable-lru.rst: "For each PTE (or PMD) being
+ * faulted into a VMA, the page add rmap function calls mlock_vma_folio()",
+ * and a migrated page's PG_mlocked is "set when the new page is mapped in
+ * place of migration entry in a VM_LOCKED VMA". Since v6.7 (the series
+ * "support large folio for mlock"), folio_add_{anon,file}_rmap_pmd() mlock
+ * small folios only and leave a large one to reclaim, so a huge page
+ * faulted in (tmpfs) or migrated into a VM_LOCKED VMA is not mlocked.
+ */
+#define LARGE_FOLIO_NOT_MLOCKED "known deviation (mm/rmap.c since 6.7, \"support large folio " \
+	"for mlock\"): a PMD-mapped huge page added to a VM_LOCKED VMA by a fault or a " \
+	"migration is left to reclaim, not mlocked as unevictable-lru.rst says; no upstream fix"
+
+/*
+ * Which known deviation explains a failed check of lk's range, or NULL:
+ * the large folio one when the range is THP-backed, its VMA is locked
+ * (smaps Locked covers it) and no huge page head is mlocked. Small pages
+ * mlocked in the same kernel keep every other check strict, so a kernel
+ * that forgets to mlock on every rmap add still fails.
+ */
+static const char *lk_deviation(struct nt_lk *lk)
+{
+	long kb = -1;
+	int vmas = 0;
+
+	if (lk->deviation || !lk->thp_pages)
+		return lk->deviation;
+	if (nt_smaps_sum(lk->r->a.addr, lk->r->a.len, "Locked", &kb, &vmas) ||
+	    kb != (long)(lk->r->a.len / 1024))
+		return NULL;
+	if (nt_thp_heads_unmlocked(lk->r->a.addr, lk->r->a.npages, lk->r->a.page_size,
+				   lk->thp_pages))
+		lk->deviation = LARGE_FOLIO_NOT_MLOCKED;
+	return lk->deviation;
+}
+
+void nt_lk_check_nodes(struct nt_lk *lk, bool unevictable, const long *pages)
 {
 	const char *name = unevictable ? "Unevictable" : "Mlocked";
 	long total = 0;
@@ -362,8 +399,9 @@ void nt_lk_check_nodes(const struct nt_lk *lk, bool unevictable, const long *pag
 	nt_mask_for_each(node, &lk->t->online)
 		total += pages ? pages[node] * page_kb(lk) : 0;
 	if (pages)
-		nt_tap_result(ok, "%s: per-node %s moved by the locked pages on each node (%+ld kB in all)",
-			      lk->label, name, total);
+		nt_tap_todo(ok, ok ? NULL : lk_deviation(lk),
+			    "%s: per-node %s moved by the locked pages on each node (%+ld kB in all)",
+			    lk->label, name, total);
 	else
 		nt_tap_result(ok, "%s: %s of every node back at its baseline", lk->label, name);
 }
@@ -378,7 +416,7 @@ static bool event_ok(const struct nt_lk *lk, enum nt_vmstat_item item, long want
 	return false;
 }
 
-void nt_lk_check_events(const struct nt_lk *lk, const struct nt_lk_events *want)
+void nt_lk_check_events(struct nt_lk *lk, const struct nt_lk_events *want)
 {
 	bool ok;
 
@@ -392,20 +430,22 @@ void nt_lk_check_events(const struct nt_lk *lk, const struct nt_lk_events *want)
 		nt_tap_diag("nr_mlock does not move by mlocked - munlocked - stranded - cleared");
 		ok = false;
 	}
-	nt_tap_result(ok, "%s: unevictable_pgs_* moved as expected and nr_mlock agrees with them",
-		      lk->label);
+	nt_tap_todo(ok, ok ? NULL : lk_deviation(lk),
+		    "%s: unevictable_pgs_* moved as expected and nr_mlock agrees with them",
+		    lk->label);
 }
 
-void nt_lk_check_flags(const struct nt_lk *lk, bool mlocked, bool unevictable)
+void nt_lk_check_flags(struct nt_lk *lk, bool mlocked, bool unevictable)
 {
 	struct nt_flags_want want = {
 		.mlocked = mlocked, .unevictable = unevictable, .thp_pages = lk->thp_pages,
 	};
 	long bad = nt_check_flags(lk->r->a.addr, lk->r->a.npages, lk->r->a.page_size, &want);
 
-	nt_tap_result(bad == 0, "%s: every %s KPF_MLOCKED %s, KPF_UNEVICTABLE %s", lk->label,
-		      lk->thp_pages ? "huge page head has" : "page has", mlocked ? "set" : "clear",
-		      unevictable ? "set" : "clear");
+	nt_tap_todo(bad == 0, bad == 0 || !mlocked ? NULL : lk_deviation(lk),
+		    "%s: every %s KPF_MLOCKED %s, KPF_UNEVICTABLE %s", lk->label,
+		    lk->thp_pages ? "huge page head has" : "page has", mlocked ? "set" : "clear",
+		    unevictable ? "set" : "clear");
 }
 
 #define SEED	0x6c6f636bUL

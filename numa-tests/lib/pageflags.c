@@ -125,6 +125,29 @@ long nt_check_flags(const void *start, size_t npages, size_t page_size,
 	return err ? err : bad;
 }
 
+bool nt_thp_heads_unmlocked(const void *start, size_t npages, size_t page_size,
+			    size_t thp_pages)
+{
+	uint64_t *flags, f;
+	size_t i, heads = 0;
+	bool ok;
+
+	flags = malloc(npages * sizeof(*flags));
+	if (!flags)
+		return false;
+	ok = thp_pages && !nt_pages_flags(start, npages, page_size, flags);
+	for (i = 0; ok && i < npages; i++) {
+		f = flags[i];
+		ok = !(f & NT_PAGE_ABSENT) && (f & NT_KPF(NT_KPF_THP));
+		if (ok && (f & NT_KPF(NT_KPF_COMPOUND_HEAD))) {
+			heads++;
+			ok = !(f & NT_KPF(NT_KPF_MLOCKED));
+		}
+	}
+	free(flags);
+	return ok && heads * thp_pages == npages;
+}
+
 int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *pfns)
 {
 	size_t base = sysconf(_SC_PAGESIZE), step = page_size / base, i;

@@ -70,4 +70,11 @@ struct nt_flags_want {
 long nt_check_flags(const void *start, size_t npages, size_t page_size,
 		    const struct nt_flags_want *want);
 
+/*
+ * Every page of the range is present and part of a huge page of thp_pages
+ * base pages, and no head has KPF_MLOCKED. Reports nothing.
+ */
+bool nt_thp_heads_unmlocked(const void *start, size_t npages, size_t page_size,
+			    size_t thp_pages);
+
 #endif
