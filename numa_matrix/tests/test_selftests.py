@@ -416,5 +416,36 @@ class GuestSide(unittest.TestCase):
             self.assertEqual(stat.S_IMODE(os.stat(dest).st_mode), 0o755)
 
 
+class BuildRetry(unittest.TestCase):
+    """Only a missing kselftest.h include earns a second build."""
+
+    def tree(self):
+        d = self.empty()
+        os.makedirs(os.path.join(d, "tools/testing/selftests"))
+        open(os.path.join(d, "tools/testing/selftests/kselftest.h"), "w").close()
+        return d
+
+    def test_undeclared_ksft_code_is_named(self):
+        out = ("gcc -Wall ... khugepaged.c\n"
+               "khugepaged.c:1195:24: error: 'KSFT_SKIP' undeclared (first use "
+               "in this function)\nmake[1]: *** [../lib.mk:222: khugepaged] Error 1\n")
+        self.assertEqual(st.missing_kselftest_h(out, self.tree()),
+                         "khugepaged.c uses KSFT_SKIP without including kselftest.h")
+
+    def test_any_other_error_is_not_retried(self):
+        out = ("cow.c:12:10: fatal error: liburing.h: No such file or directory\n"
+               "khugepaged.c:9:5: error: 'foo' undeclared (first use in this function)\n")
+        self.assertIsNone(st.missing_kselftest_h(out, self.tree()))
+
+    def test_no_header_in_the_tree_no_retry(self):
+        out = "x.c:1:2: error: 'KSFT_FAIL' undeclared (first use in this function)\n"
+        self.assertIsNone(st.missing_kselftest_h(out, self.empty()))
+
+    def empty(self):
+        t = tempfile.TemporaryDirectory()
+        self.addCleanup(t.cleanup)
+        return t.name
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
