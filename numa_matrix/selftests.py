@@ -294,10 +294,10 @@ def missing_kselftest_h(output, tree):
     """The first program of a failed kselftest build that uses kselftest.h's
     exit codes without including it, as 'FILE uses KSFT_X without
     including kselftest.h', or None when the build failed for anything
-    else. Debian's 6.12.118 has one (mm/khugepaged.c: a stable backport
-    that returns KSFT_SKIP, where upstream's vm_util.h already included
-    kselftest.h); the missing include is all that is wrong, so the build
-    is worth a second try with the header forced in, and saying so."""
+    else. Debian's 6.12.118 has one (mm/khugepaged.c returns KSFT_SKIP
+    but includes only vm_util.h and thp_settings.h); the missing include
+    is all that is wrong, so the build is worth a second try with the
+    header forced in, and saying so."""
     m = UNDECLARED_KSFT.search(output)
     if not m or not os.path.isfile(KSELFTEST_H.format(tree=tree)):
         return None
