@@ -76,7 +76,10 @@ class Bisect:
                 args.results, good["source_version"],
                 time.strftime("%Y%m%d-%H%M%S") + "-bisect")
         os.makedirs(self.rundir, exist_ok=True)
-        self.env = mx.write_env(self.rundir, args, {}, [args.topology],
+        # {name: path}: the machine by catalogue name or by a file's path.
+        self.topos = mx.select_topologies(args.topology, self.rundir)
+        self.topo = next(iter(self.topos))
+        self.env = mx.write_env(self.rundir, args, {}, self.topos,
                                 [args.scenario])
 
     def say(self, line):
@@ -95,18 +98,18 @@ class Bisect:
         if out.returncode != 0:
             raise mx.Failure(f"building commit {label} failed (see above); "
                              f"what was measured is kept in {self.rundir}")
-        self.env = mx.write_env(self.rundir, a, {label: p}, [a.topology],
+        self.env = mx.write_env(self.rundir, a, {label: p}, self.topos,
                                 [a.scenario])
-        path = mx.cell_path(self.rundir, a.topology, a.scenario, label)
+        path = mx.cell_path(self.rundir, self.topo, a.scenario, label)
         if not os.path.exists(path):
-            mx.log(f"commit {label}: {a.scenario} on {a.topology}")
-            ok, reason = mx.run_cell(self.env, self.rundir, label, a.topology,
+            mx.log(f"commit {label}: {a.scenario} on {self.topo}")
+            ok, reason = mx.run_cell(self.env, self.rundir, label, self.topo,
                                      a.scenario)
             if not ok:
                 raise mx.Failure(f"commit {label}: the benchmark failed: "
                                  f"{reason} (see {path[:-4]}.failed); what "
                                  f"was measured is kept in {self.rundir}")
-        self.costs[i] = cost(self.rundir, a.topology, a.scenario, label)
+        self.costs[i] = cost(self.rundir, self.topo, a.scenario, label)
         return self.costs[i]
 
     def change(self, i):
@@ -127,7 +130,7 @@ class Bisect:
     def run(self):
         a, plans = self.args, self.plans
         self.say(f"bisect: {len(plans)} commits, {plans[0]['label']} (good) .. "
-                 f"{plans[-1]['label']} (bad); {a.scenario} on {a.topology}, "
+                 f"{plans[-1]['label']} (bad); {a.scenario} on {self.topo}, "
                  f"icount, {a.iterations} x {a.size}, {a.flavour}; threshold "
                  f"{self.limit:g}%")
         self.say(f"  {'step':<7} {'commit':<12}  {'ns/page':>8}  {'vs good':>9}"
@@ -161,7 +164,7 @@ class Bisect:
         env["kernels"] = {k: env["kernels"][k] for k in order}
         env["bisect"] = {"good": self.args.good, "bad": self.args.bad,
                          "threshold_percent": self.limit,
-                         "topology": self.args.topology,
+                         "topology": self.topo,
                          "scenario": self.args.scenario}
         mx.atomic_write(os.path.join(self.rundir, "env.json"),
                         mx.json.dumps(env, indent=2) + "\n")

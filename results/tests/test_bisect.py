@@ -30,6 +30,7 @@ class Fake(bisect.Bisect):
                        "subject": f"commit {i}"} for i in range(len(costs))]
         self.limit, self.costs, self.lines = limit, {}, []
         self.figures, self.measured = costs, []
+        self.topo = "2node"
 
     def measure(self, i):
         self.measured.append(i)
@@ -90,6 +91,28 @@ class Input(unittest.TestCase):
             with self.assertRaises(mx.Failure) as cm:
                 bisect.commit_plans(args)
         self.assertIn("give GITDIR@COMMIT", str(cm.exception))
+
+
+class RunDir(unittest.TestCase):
+    def test_a_new_bisect_writes_env_and_its_machine(self):
+        # The real constructor, as cmd_bisect calls it: env.json names the
+        # machine and the run directory holds its copy, whether it was given
+        # by catalogue name or by a file's path.
+        for topo in ("2node", os.path.join(mx.topology.QEMU_TOPOLOGIES,
+                                           "2node.topo")):
+            d = tempfile.mkdtemp()
+            try:
+                args = mock.Mock(run_dir=d, topology=topo,
+                                 scenario="interleave", clock="icount",
+                                 accel="tcg", iterations=3, size="64M",
+                                 flavour="perf", timeout=900, bench="/b")
+                b = bisect.Bisect(args, [{"source_version": "1"}], 5.0)
+                env = mx.load_env(d)
+                self.assertEqual(b.topo, "2node")
+                self.assertEqual(env["topologies"], ["2node"])
+                self.assertTrue(os.path.isfile(mx.topo_copy(d, "2node")))
+            finally:
+                shutil.rmtree(d)
 
 
 class Cost(unittest.TestCase):
