@@ -34,7 +34,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, TOP)
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 from numa_matrix import MATRIX, KERNEL_SERIES, cache_root, kernelspec  # noqa: E402
 from numa_matrix import kernels as kbuild  # noqa: E402
 
