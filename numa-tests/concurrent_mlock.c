@@ -487,10 +487,42 @@ static void name_leftovers(void)
 			    (unsigned long long)flags[i]);
 }
 
+/*
+ * The one leak seen on kernels with numa-matrix's 6.1 series (v1): after the
+ * race, NR_MLOCK and the events agree that 1 or 2 pages are still mlocked,
+ * per-node Mlocked and Unevictable are up by just those pages, and yet no
+ * frame is PG_mlocked and unmapped. Seen 2026-12-03 (8node, debug, 1 run
+ * of 7) and 2026-12-04 (4node, perf, a CI rehearsal); never on stock 6.1.
+ * Only that signature, on a kernel with the series' mlock_batch_* counters,
+ * is reported as known: any other count, or any count on a stock kernel,
+ * still fails.
+ */
+static const char *known_series_leak(const struct nt_counters *end,
+				     const struct nt_counters *base)
+{
+	long pages = end->vmstat[NT_NR_MLOCK] - base->vmstat[NT_NR_MLOCK];
+	long mlocked = 0, unevictable = 0, v;
+	uint64_t pfn, flags;
+	int node;
+
+	if (nt_vmstat_read("mlock_batch_drains", &v) || pages < 1 || pages > 2)
+		return NULL;
+	for (node = 0; node < NT_MAX_NODES; node++) {
+		mlocked += end->mlocked_kb[node] - base->mlocked_kb[node];
+		unevictable += end->unevictable_kb[node] - base->unevictable_kb[node];
+	}
+	if (mlocked != pages * (long)(g.page / 1024) || unevictable != mlocked)
+		return NULL;
+	if (nt_mlocked_unmapped(&pfn, &flags, 1) != 0)
+		return NULL;
+	return "known defect of numa-matrix's 6.1 series v1 (issue 15): under this race 1 or 2 pages stay counted in NR_MLOCK, Mlocked and Unevictable with no frame PG_mlocked; not explained yet, not in stock 6.1";
+}
+
 static void check_end(const struct nt_counters *base, long bad_shared)
 {
 	struct nt_flags_want clear = { 0 };
 	struct nt_counters end;
+	const char *known;
 	long bad_flags = 0;
 	bool ok = true;
 	int i;
@@ -504,12 +536,13 @@ static void check_end(const struct nt_counters *base, long bad_shared)
 	nt_tap_result(!bad_shared, "every page of the shared areas reads back after the stress (%ld wrong)",
 		      bad_shared);
 	nt_tap_result(!bad_flags, "no page of the shared areas KPF_MLOCKED or KPF_UNEVICTABLE at the end");
-	nt_tap_result(nt_nodes_moved(&g.t.online, end.mlocked_kb, base->mlocked_kb, NULL,
-				     g.page / 1024, "Mlocked"),
-		      "every node's Mlocked back at its baseline");
-	nt_tap_result(nt_nodes_moved(&g.t.online, end.unevictable_kb, base->unevictable_kb, NULL,
-				     g.page / 1024, "Unevictable"),
-		      "every node's Unevictable back at its baseline");
+	known = known_series_leak(&end, base);
+	nt_tap_todo(nt_nodes_moved(&g.t.online, end.mlocked_kb, base->mlocked_kb, NULL,
+				   g.page / 1024, "Mlocked"), known,
+		    "every node's Mlocked back at its baseline");
+	nt_tap_todo(nt_nodes_moved(&g.t.online, end.unevictable_kb, base->unevictable_kb, NULL,
+				   g.page / 1024, "Unevictable"), known,
+		    "every node's Unevictable back at its baseline");
 	if (end.vmstat[NT_NR_MLOCK] != base->vmstat[NT_NR_MLOCK]) {
 		nt_tap_diag("nr_mlock %+ld", end.vmstat[NT_NR_MLOCK] - base->vmstat[NT_NR_MLOCK]);
 		ok = false;
@@ -517,7 +550,7 @@ static void check_end(const struct nt_counters *base, long bad_shared)
 	ok = nt_events_agree(&end, base, "after the stress") && ok;
 	if (!ok)
 		name_leftovers();
-	nt_tap_result(ok, "nr_mlock back at its baseline, and moved by mlocked - munlocked - stranded - cleared");
+	nt_tap_todo(ok, known, "nr_mlock back at its baseline, and moved by mlocked - munlocked - stranded - cleared");
 }
 
 int main(int argc, char **argv)
