@@ -184,7 +184,7 @@ uint64_t *nt_flags_of(const void *start, size_t npages, size_t page_size)
 	return f;
 }
 
-long nt_mlocked_unmapped(uint64_t *pfns, uint64_t *flags, size_t max)
+long nt_frames_flagged(uint64_t mask, struct nt_frame *out, size_t max)
 {
 	uint64_t f[512], c[512];
 	int kf, kc;
@@ -202,14 +202,19 @@ long nt_mlocked_unmapped(uint64_t *pfns, uint64_t *flags, size_t max)
 	for (;;) {
 		nf = pread(kf, f, sizeof(f), off);
 		nc = pread(kc, c, sizeof(c), off);
-		if (nf <= 0 || nc <= 0)
+		if (nf < 0 || nc < 0) {
+			found = -errno;
+			break;
+		}
+		if (!nf || !nc)
 			break;
 		for (i = 0; i < (size_t)(nf < nc ? nf : nc) / sizeof(f[0]); i++) {
-			if (!(f[i] & NT_KPF(NT_KPF_MLOCKED)) || c[i])
+			if (!(f[i] & mask))
 				continue;
 			if ((size_t)found < max) {
-				pfns[found] = off / sizeof(f[0]) + i;
-				flags[found] = f[i];
+				out[found].pfn = off / sizeof(f[0]) + i;
+				out[found].flags = f[i];
+				out[found].mapcount = c[i];
 			}
 			found++;
 		}

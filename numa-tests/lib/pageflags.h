@@ -46,13 +46,20 @@ int nt_pages_pfns(const void *start, size_t npages, size_t page_size, uint64_t *
 /* nt_pages_flags() into a new array (free() it); bails on errors. */
 uint64_t *nt_flags_of(const void *start, size_t npages, size_t page_size);
 
+/* A frame: its number, kpageflags and map count. */
+struct nt_frame {
+	uint64_t pfn, flags, mapcount;
+};
+
 /*
- * The frames the kernel has with PG_mlocked set and no page table mapping
- * them (/proc/kpageflags, /proc/kpagecount): with nothing locked, each is an
- * mlock that was never undone. Up to max of them in pfns and flags; returns
- * how many there are, or -errno.
+ * Every frame the kernel has with any of the kpageflags bits in mask set
+ * (/proc/kpageflags), in pfn order, with how many page tables map it
+ * (/proc/kpagecount); a THP is one frame, its head, for PG_mlocked and
+ * PG_unevictable. E.g. NT_KPF(NT_KPF_MLOCKED): with nothing locked, each is
+ * an mlock never undone. Up to max of them in out; returns how many there
+ * are, or -errno.
  */
-long nt_mlocked_unmapped(uint64_t *pfns, uint64_t *flags, size_t max);
+long nt_frames_flagged(uint64_t mask, struct nt_frame *out, size_t max);
 
 /* What a range of pages must show. */
 struct nt_flags_want {
