@@ -555,6 +555,24 @@ static long frame_pages(const struct nt_frame *f)
 	return 1;
 }
 
+/* VmLck of process pid in kB; 0 for a kernel thread (no such line) or a process gone. */
+static long vmlck_of(int pid)
+{
+	char path[64], line[128];
+	long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /* How many processes of the guest hold locked memory (VmLck > 0), named. */
 static int lockers(void)
 {
@@ -570,8 +588,8 @@ static int lockers(void)
 	}
 	while ((de = readdir(d))) {
 		pid = atoi(de->d_name);
-		/* Kernel threads have no VmLck line, and a process may be gone. */
-		if (pid <= 0 || nt_vmlck_read_pid(pid, &kb) || !kb)
+		kb = pid > 0 ? vmlck_of(pid) : 0;
+		if (!kb)
 			continue;
 		nt_tap_diag("pid %d has VmLck %ld kB", pid, kb);
 		n++;
