@@ -492,6 +492,7 @@ static void offline_one(double until)
 #define LOCKISH		(NT_KPF(NT_KPF_MLOCKED) | NT_KPF(NT_KPF_UNEVICTABLE))
 #define MAX_BASE	(1L << 18)
 #define MAX_LEFT	256
+#define MAX_NAMED	32
 static struct nt_frame *base_frames;
 static long nbase_frames;
 
@@ -634,8 +635,9 @@ static void name_leftovers(const struct nt_frame *f, long n)
 {
 	long i;
 
-	nt_tap_diag("%ld frames are mlocked or unevictable that were not before the race", n);
-	for (i = 0; i < n && i < MAX_LEFT; i++) {
+	nt_tap_diag("%ld frames are mlocked or unevictable that were not before the race%s", n,
+		    n > MAX_NAMED ? "; the first ones:" : "");
+	for (i = 0; i < n && i < MAX_NAMED; i++) {
 		nt_tap_diag("pfn %#llx: kpageflags %#llx, mapped %llu times",
 			    (unsigned long long)f[i].pfn, (unsigned long long)f[i].flags,
 			    (unsigned long long)f[i].mapcount);
@@ -735,7 +737,8 @@ static bool rescue(const struct nt_counters *base, struct nt_counters *after)
 	n = new_frames(left, MAX_LEFT);
 	if (n < 0)
 		nt_tap_bail("scanning /proc/kpageflags: %s", strerror(-n));
-	sort_leftovers(left, n, &l);
+	/* More than MAX_LEFT frames fail below; sort the ones kept, for the diagnostic. */
+	sort_leftovers(left, n < MAX_LEFT ? n : MAX_LEFT, &l);
 	for (node = 0; node < NT_MAX_NODES; node++)
 		unevictable += after->unevictable_kb[node] - base->unevictable_kb[node];
 	if (n)
