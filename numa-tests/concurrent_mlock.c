@@ -36,12 +36,13 @@
  * own mlockall() and munlockall(), with nothing racing, must leave no page
  * unevictable that is not mlocked: the documented rescue at munlock.
  *
- * Two known kernel deviations can leave pages behind after such a race
- * (docs/kernel-deviations.md): mlocks drained late from the CPU taken
- * offline, and a page stranded on the unevictable list by a munlock racing
- * with another CPU's cull. Each is reported as an expected failure only
- * when every page left over is a frame of its kind and every counter is up
- * by exactly those pages; anything else fails.
+ * Known kernel deviations can leave pages behind after such a race
+ * (docs/kernel-deviations.md): pages left mlocked by a raised mlock_count
+ * (mlocks drained late from the CPU taken offline, or a munlock racing
+ * another CPU's mlock drain), and pages left on the unevictable list with
+ * nothing locking them (the same munlock race). Each is reported as an
+ * expected failure only when every page left over is a frame of its kind
+ * and every counter is up by exactly those pages; anything else fails.
  *
  * Each worker also has an area of transparent huge pages (MADV_HUGEPAGE,
  * interleaved) that the rounds lock and unlock in part, and a heavy round
@@ -645,8 +646,10 @@ static void name_leftovers(const struct nt_frame *f, long n)
 	}
 }
 
-#define LATE_DRAIN "known deviation (mm/mlock.c of 6.1 and 6.12): a worker moved off the CPU taken offline left mlocks queued there; drained after its later munlock() and mlock(), they raised mlock_count (__mlock_page/__mlock_folio), so pages nothing locks any more stay mlocked while mapped, as in munlock_cpu_offline round 2; no upstream fix"
-#define STRANDED "known deviation (mm/mlock.c of 6.1 and 6.12): a munlock on one CPU cleared PG_mlocked while another CPU's drain was culling the page (__mlock_page/__mlock_folio sets PG_unevictable with mlock_count = !!PG_mlocked = 0), so the page stays on the unevictable list, which unevictable-lru.rst says must not happen; no upstream fix"
+/* docs/kernel-deviations.md: the late drain, and the stale mlock_count. */
+#define RAISED "known deviation (mm/mlock.c of 6.1 and 6.12): pages nothing locks stay mlocked while mapped, their mlock_count raised by mlocks left queued on the CPU taken offline and drained after a later munlock() and mlock() (munlock_cpu_offline round 2), or by a munlock that raced another CPU's mlock drain (mlock_munlock_race); no upstream fix"
+#define STRANDED "known deviation (mm/mlock.c of 6.1 and 6.12): a munlock that raced another CPU's mlock drain only cleared PG_mlocked, and the page stayed on the unevictable list with nothing locking it (mlock_munlock_race); no upstream fix"
+#define BOTH "known deviations (mm/mlock.c of 6.1 and 6.12): pages left mlocked while mapped by a raised mlock_count, and pages left on the unevictable list with nothing locking them, both as in mlock_munlock_race; no upstream fix"
 
 /* What the leftover frames add up to, by kind. */
 struct leftovers {
@@ -677,11 +680,12 @@ static void sort_leftovers(const struct nt_frame *f, long n, struct leftovers *l
  * that are understood (docs/kernel-deviations.md), and their signatures,
  * all of which must hold: every page still counted is a frame left behind,
  * and every frame left behind is one of
- *   late drain: PG_mlocked, still mapped, no process of the guest holds
- *     locked memory, and a CPU went offline during the race;
+ *   raised: PG_mlocked, still mapped, and no process of the guest holds
+ *     locked memory (the late drain of a CPU taken offline, or a munlock
+ *     that raced another CPU's drain, raised its mlock_count);
  *   stranded: PG_unevictable without PG_mlocked, on the (unevictable) LRU,
  *     and rescued by the next munlock (rescue() below).
- * nr_mlock and the per-node Mlocked sum are up by the late-drain pages
+ * nr_mlock and the per-node Mlocked sum are up by the raised pages
  * exactly, the Unevictable sum by both kinds. A page counted with no frame
  * behind it, or a frame of neither kind, is a leak and fails.
  */
@@ -705,13 +709,13 @@ static const char *known_leftovers(const struct nt_counters *end, const struct n
 	if (l.other || pages != l.mlocked || mlocked != l.mlocked * kb ||
 	    unevictable != (l.mlocked + l.stranded) * kb)
 		return NULL;
-	if (l.mlocked && (l.unmapped_mlocked || g.took_offline < 0 || lockers()))
+	if (l.mlocked && (l.unmapped_mlocked || lockers()))
 		return NULL;
 	if (l.stranded && !rescued)
 		return NULL;
 	if (l.mlocked && l.stranded)
-		return LATE_DRAIN "; and " STRANDED;
-	return l.mlocked ? LATE_DRAIN : STRANDED;
+		return BOTH;
+	return l.mlocked ? RAISED : STRANDED;
 }
 
 /*
