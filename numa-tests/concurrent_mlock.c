@@ -129,10 +129,9 @@ static struct {
 	int cpus[MAX_WORKERS], nworkers;
 	struct shared_state *sh;
 	int offlined;			/* CPU to bring back, -1 */
-	int took_offline;		/* CPU taken offline during the race, -1 */
 	size_t hpage;			/* THP size, 0 when THP is off */
 	bool can_split;			/* debugfs split_huge_pages is there */
-} g = { .memfd = -1, .shmid = -1, .offlined = -1, .took_offline = -1 };
+} g = { .memfd = -1, .shmid = -1, .offlined = -1 };
 
 static void cleanup(void)
 {
@@ -481,7 +480,6 @@ static void offline_one(double until)
 		return;
 	}
 	g.offlined = cpu;
-	g.took_offline = cpu;
 	nt_tap_diag("cpu%d taken offline half-way", cpu);
 }
 
