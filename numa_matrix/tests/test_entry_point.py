@@ -69,6 +69,7 @@ class Tally(unittest.TestCase):
     def tally(self, *tests):
         with tempfile.TemporaryDirectory() as tmp:
             log = os.path.join(tmp, "log.json")
+            failures = os.path.join(tmp, "failures.txt")
             with open(log, "w") as f:
                 for name, result, stdout in tests:
                     f.write(json.dumps({"name": name, "result": result,
@@ -76,11 +77,15 @@ class Tally(unittest.TestCase):
             # tally() of ./numa-matrix alone, with say() beside it
             script = (f"say() {{ echo \"$*\" >&2; }}\n"
                       f"eval \"$(sed -n '/^tally()/,/^}}/p' '{ENTRY}')\"\n"
-                      "PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0\n"
+                      f"PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0 FAILURES='{failures}'\n"
                       f"tally '{log}'\n"
                       'echo "$PASSED $FAILED $SKIPPED $XFAILED"\n')
             out = subprocess.run(["sh", "-c", script], capture_output=True,
                                  text=True, timeout=60, check=True)
+            self.failures = ""
+            if os.path.exists(failures):
+                with open(failures) as f:
+                    self.failures = f.read()
         return [int(x) for x in out.stdout.split()], out.stderr
 
     def test_known_failure_is_not_a_pass(self):
@@ -95,6 +100,22 @@ class Tally(unittest.TestCase):
         self.assertIn("expected failure: s / selftest-b: known failure of "
                       "b.x (exit=1): the test's flaw", err)
         self.assertNotIn("selftest-a", err)
+        # What the summary repeats: each failed test, its failing subtests.
+        self.assertIn("FAILED: s / selftest-d (FAIL, ", self.failures)
+        self.assertIn("  not ok 1 d # exit=1\n", self.failures)
+        self.assertIn("FAILED: s / selftest-e (TIMEOUT, ", self.failures)
+        self.assertNotIn("selftest-b", self.failures)
+
+    def test_failure_keeps_its_diagnostics(self):
+        # The diagnostics just before a failing subtest say why; a known
+        # failure's are left out.
+        counts, _ = self.tally(
+            ("s / t", "FAIL", "1..3\n# far\nok 1 a\n# node 0: +4 kB\n"
+             "not ok 2 b\n# x\nnot ok 3 c # TODO why\n"))
+        self.assertEqual(counts, [0, 1, 0, 0])
+        self.assertIn("  # node 0: +4 kB\n  not ok 2 b\n", self.failures)
+        self.assertNotIn("far", self.failures)
+        self.assertNotIn("# x", self.failures)
 
     def test_meson_todo_verdicts(self):
         # "ok ... # TODO" is a known failure that now passes: Meson says
