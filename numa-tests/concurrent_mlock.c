@@ -645,7 +645,7 @@ static void name_leftovers(const struct nt_frame *f, long n)
 }
 
 /* docs/kernel-deviations.md: the late drain, and the stale mlock_count. */
-#define RAISED "known deviation (mm/mlock.c of 6.1 and 6.12): pages nothing locks stay mlocked while mapped, their mlock_count raised by mlocks left queued on the CPU taken offline and drained after a later munlock() and mlock() (munlock_cpu_offline round 2), or by a munlock that raced another CPU's mlock drain (mlock_munlock_race); no upstream fix"
+#define RAISED "known deviation (mm/mlock.c of 6.1 and 6.12): pages nothing locks stay mlocked while mapped (page cache also after), their mlock_count raised by mlocks left queued on the CPU taken offline and drained after a later munlock() and mlock() (munlock_cpu_offline round 2), or by a munlock that raced another CPU's mlock drain (mlock_munlock_race); no upstream fix"
 #define STRANDED "known deviation (mm/mlock.c of 6.1 and 6.12): a munlock that raced another CPU's mlock drain only cleared PG_mlocked, and the page stayed on the unevictable list with nothing locking it (mlock_munlock_race); no upstream fix"
 #define BOTH "known deviations (mm/mlock.c of 6.1 and 6.12): pages left mlocked while mapped by a raised mlock_count, and pages left on the unevictable list with nothing locking them, both as in mlock_munlock_race; no upstream fix"
 
@@ -653,7 +653,7 @@ static void name_leftovers(const struct nt_frame *f, long n)
 struct leftovers {
 	long mlocked, stranded;		/* pages: PG_mlocked; PG_unevictable alone, on an LRU */
 	long other;			/* frames of neither kind (PG_unevictable off the LRU) */
-	bool unmapped_mlocked;		/* a PG_mlocked frame that no page table maps */
+	bool unmapped_anon_mlocked;	/* a PG_mlocked anonymous frame no page table maps */
 };
 
 static void sort_leftovers(const struct nt_frame *f, long n, struct leftovers *l)
@@ -664,7 +664,8 @@ static void sort_leftovers(const struct nt_frame *f, long n, struct leftovers *l
 	for (i = 0; i < n; i++) {
 		if (f[i].flags & NT_KPF(NT_KPF_MLOCKED)) {
 			l->mlocked += frame_pages(&f[i]);
-			l->unmapped_mlocked |= !f[i].mapcount;
+			l->unmapped_anon_mlocked |= !f[i].mapcount &&
+						    (f[i].flags & NT_KPF(NT_KPF_ANON));
 		} else if (f[i].flags & NT_KPF(NT_KPF_LRU)) {
 			l->stranded += frame_pages(&f[i]);
 		} else {
@@ -678,9 +679,14 @@ static void sort_leftovers(const struct nt_frame *f, long n, struct leftovers *l
  * that are understood (docs/kernel-deviations.md), and their signatures,
  * all of which must hold: every page still counted is a frame left behind,
  * and every frame left behind is one of
- *   raised: PG_mlocked, still mapped, and no process of the guest holds
- *     locked memory (the late drain of a CPU taken offline, or a munlock
- *     that raced another CPU's drain, raised its mlock_count);
+ *   raised: PG_mlocked, no process of the guest holds locked memory (the
+ *     late drain of a CPU taken offline, or a munlock that raced another
+ *     CPU's drain, raised its mlock_count), and still mapped unless it is
+ *     a page-cache page: a library page that only the workers mapped (their
+ *     mlockall() faults in all of it) loses its last mapping when they exit
+ *     and, its mlock_count not down to 0, stays mlocked in the page cache;
+ *     an anonymous page that loses its last mapping is freed, and freeing
+ *     clears PG_mlocked, so an unmapped mlocked one is a leak;
  *   stranded: PG_unevictable without PG_mlocked, on the (unevictable) LRU,
  *     and rescued by the next munlock (rescue() below).
  * nr_mlock and the per-node Mlocked sum are up by the raised pages
@@ -707,7 +713,7 @@ static const char *known_leftovers(const struct nt_counters *end, const struct n
 	if (l.other || pages != l.mlocked || mlocked != l.mlocked * kb ||
 	    unevictable != (l.mlocked + l.stranded) * kb)
 		return NULL;
-	if (l.mlocked && (l.unmapped_mlocked || lockers()))
+	if (l.mlocked && (l.unmapped_anon_mlocked || lockers()))
 		return NULL;
 	if (l.stranded && !rescued)
 		return NULL;
