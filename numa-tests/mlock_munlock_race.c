@@ -51,6 +51,7 @@
 #include "harness.h"
 #include "nodes.h"
 #include "pageflags.h"
+#include "snapshot.h"
 #include "tap.h"
 #include "values.h"
 
@@ -202,14 +203,8 @@ static void sort_pages(struct leftovers *l)
 		    l->mlocked, l->stranded, l->other);
 }
 
-static void settled(struct nt_counters *c, const struct nt_nodemask *nodes)
-{
-	if (nt_drain_all() || nt_counters_read(c, nodes))
-		nt_tap_bail("reading the counters: %s", strerror(errno));
-}
-
 /* Sum over nodes of after - base, in kB; names each node that moved. */
-static long nodes_moved(const long *after, const long *base, const struct nt_nodemask *nodes,
+static long nodes_sum(const long *after, const long *base, const struct nt_nodemask *nodes,
 			const char *what)
 {
 	long sum = 0;
@@ -239,10 +234,10 @@ static void take(struct state *st, const struct nt_counters *base,
 
 	nt_tap_diag("%s:", when);
 	sort_pages(&st->l);
-	settled(&now, nodes);
+	nt_snapshot(&now, nodes, true);
 	nt_counters_delta(&now, base, &st->d);
-	st->mlocked_kb = nodes_moved(now.mlocked_kb, base->mlocked_kb, nodes, "Mlocked");
-	st->unevictable_kb = nodes_moved(now.unevictable_kb, base->unevictable_kb, nodes,
+	st->mlocked_kb = nodes_sum(now.mlocked_kb, base->mlocked_kb, nodes, "Mlocked");
+	st->unevictable_kb = nodes_sum(now.unevictable_kb, base->unevictable_kb, nodes,
 					 "Unevictable");
 	st->counted_out = v[NT_PGS_MUNLOCKED] + v[NT_PGS_STRANDED] + v[NT_PGS_CLEARED];
 	nt_tap_diag("events: mlocked %+ld munlocked %+ld stranded %+ld cleared %+ld culled %+ld rescued %+ld; nr_mlock %+ld",
@@ -296,7 +291,7 @@ int main(int argc, char **argv)
 		nt_tap_skip_all("needs two CPUs: the race is between two CPUs' mlock batches");
 	memset(g.area, 0x5a, g.len);
 	nt_tap_plan(6);
-	settled(&base, &t.memory);
+	nt_snapshot(&base, &t.memory, true);
 
 	ran = race();
 	nt_tap_result(ran, "2 processes on cpu%d and cpu%d mlock()ed and munlock()ed the same %zu shared pages for at most %.0f s or %d rounds each, no call failed",
@@ -327,7 +322,7 @@ int main(int argc, char **argv)
 	/* The last mapping gone, the pages are freed: freeing clears what is left. */
 	if (munmap(g.area, g.len))
 		nt_tap_bail("munmap: %s", strerror(errno));
-	settled(&end, &t.memory);
+	nt_snapshot(&end, &t.memory, true);
 	nt_counters_delta(&end, &base, &st.d);
 	st.counted_out = st.d.vmstat[NT_PGS_MUNLOCKED] + st.d.vmstat[NT_PGS_STRANDED] +
 			 st.d.vmstat[NT_PGS_CLEARED];
@@ -336,9 +331,10 @@ int main(int argc, char **argv)
 		    st.d.vmstat[NT_PGS_STRANDED], st.d.vmstat[NT_PGS_CLEARED],
 		    st.d.vmstat[NT_NR_MLOCK]);
 	nt_tap_result(!st.d.vmstat[NT_NR_MLOCK] &&
-		      !nodes_moved(end.mlocked_kb, base.mlocked_kb, &t.memory, "Mlocked") &&
-		      !nodes_moved(end.unevictable_kb, base.unevictable_kb, &t.memory,
-				   "Unevictable") &&
+		      nt_nodes_moved(&t.memory, end.mlocked_kb, base.mlocked_kb, NULL, 0,
+				     "Mlocked") &&
+		      nt_nodes_moved(&t.memory, end.unevictable_kb, base.unevictable_kb, NULL, 0,
+				     "Unevictable") &&
 		      st.d.vmstat[NT_PGS_MLOCKED] == st.counted_out,
 		      "after the area's last munmap(): nr_mlock and every node's Mlocked and Unevictable back at their baseline, every page mlocked counted out once");
 	return nt_tap_finish();

@@ -50,6 +50,7 @@
 #include "harness.h"
 #include "nodes.h"
 #include "pageflags.h"
+#include "snapshot.h"
 #include "tap.h"
 #include "values.h"
 
@@ -232,28 +233,6 @@ static bool one_round(int round, long *bad_total)
 	return true;
 }
 
-static bool nodes_back(const long *now, const long *base, const struct nt_nodemask *nodes,
-		       const char *what)
-{
-	bool ok = true;
-	int node;
-
-	nt_mask_for_each(node, nodes) {
-		if (now[node] == base[node])
-			continue;
-		nt_tap_diag("node %d %s %ld kB, %ld kB at the start", node, what, now[node],
-			    base[node]);
-		ok = false;
-	}
-	return ok;
-}
-
-static void settled(struct nt_counters *c, const struct nt_nodemask *nodes)
-{
-	if (nt_drain_all() || nt_counters_read(c, nodes))
-		nt_tap_bail("reading the counters: %s", strerror(errno));
-}
-
 int main(int argc, char **argv)
 {
 	struct nt_counters base, end, d;
@@ -284,7 +263,7 @@ int main(int argc, char **argv)
 		nt_tap_bail("making an ext4 file system: %s", why);
 	snprintf(g.file, sizeof(g.file), "%s/locked", g.fs.dir);
 	nt_tap_plan(6);
-	settled(&base, &t.memory);
+	nt_snapshot(&base, &t.memory, true);
 	for (round = 0; round < ROUNDS; round++)
 		ok &= one_round(round, &bad);
 	nt_tap_result(ok, "%d rounds: munlock() and the truncation or hole punch racing it "
@@ -293,14 +272,14 @@ int main(int argc, char **argv)
 		      "mlocked and unevictable");
 	unlink(g.file);
 	g.file[0] = 0;
-	settled(&end, &t.memory);
+	nt_snapshot(&end, &t.memory, true);
 	nt_counters_delta(&end, &base, &d);
 	nt_tap_result(!d.vmstat[NT_NR_MLOCK], "after the rounds: nr_mlock back at its baseline "
 		      "(%+ld)", d.vmstat[NT_NR_MLOCK]);
-	nt_tap_result(nodes_back(end.mlocked_kb, base.mlocked_kb, &t.memory, "Mlocked"),
+	nt_tap_result(nt_nodes_moved(&t.memory, end.mlocked_kb, base.mlocked_kb, NULL, 0, "Mlocked"),
 		      "after the rounds: Mlocked of every node back at its baseline");
-	nt_tap_result(nodes_back(end.unevictable_kb, base.unevictable_kb, &t.memory,
-				 "Unevictable"),
+	nt_tap_result(nt_nodes_moved(&t.memory, end.unevictable_kb, base.unevictable_kb, NULL,
+				     0, "Unevictable"),
 		      "after the rounds: Unevictable of every node back at its baseline");
 	clears = d.vmstat[NT_PGS_MUNLOCKED] + d.vmstat[NT_PGS_STRANDED] +
 		 d.vmstat[NT_PGS_CLEARED];
