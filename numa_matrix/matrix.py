@@ -1118,6 +1118,10 @@ def main():
             # The kernels, machines and scenarios too: a spec naming
             # nothing is an error before ./numa-matrix sets up a build dir.
             if not args.resume:
+                # What plan_run() would fill in: the defaults of the options not given.
+                for name, default in PARAMS.items():
+                    if getattr(args, name, None) is None:
+                        setattr(args, name, default)
                 parse_selection(args)
             return 0
         if args.cmd == "run":

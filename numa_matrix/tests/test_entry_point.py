@@ -51,6 +51,19 @@ class Help(unittest.TestCase):
                 self.assertTrue(out.stderr.strip())
                 self.assertEqual(out.made, [], f"{command} did work first")
 
+    def test_main_job_options_accepted(self):
+        # The README's main job with its defaults, and with options given,
+        # passes the check made before any work (it once refused the
+        # default flavour, which it had not filled in yet).
+        matrix = os.path.join(TOP, "results", "matrix")
+        for args in ((), ("--kernels", "baseline,patched", "--topologies", "2node"),
+                     ("--flavour", "debug", "--clock", "wall")):
+            with self.subTest(args=args):
+                out = subprocess.run([matrix, "run", "--check-args", *args],
+                                     capture_output=True, text=True, timeout=60,
+                                     check=False)
+                self.assertEqual(out.returncode, 0, out.stderr)
+
     def test_kernel_specs_are_checked_first(self):
         for args in (("run", "--kernels"), ("test", "--kernel")):
             for spec in ("no-such-kernel", "/nonexistent/linux@HEAD"):
