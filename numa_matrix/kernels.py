@@ -249,25 +249,31 @@ def verify_config(p, tree):
     """
     final = parse_config(read(os.path.join(p["build"], ".config")))
     partial = {path for path, whole in p["series_configs"] if not whole}
-    problems = []
+    # As merge_config.sh merges them: a later fragment's value of an option
+    # replaces an earlier one's (the noswap flavour unsets base's SWAP).
+    wanted = {}
     for frag in p["fragments"]:
         for lineno, opt, val, alts in requested(frag):
-            choices = [(opt, val)] + alts
-            if any(final.get(o, "n") == v for o, v in choices):
-                continue
-            where = [(o, kconfig_entry(tree, o)) for o, _ in choices]
-            defined = [(o, w) for o, w in where if w is not None]
-            if not defined and frag in partial:
-                continue
-            got = final.get(opt, "n")
-            if defined:
-                why = "; ".join(f"{o} defined at {w}" for o, w in defined)
-            else:
-                why = ("no such option in this tree's Kconfig: renamed? add "
-                       "'# or CONFIG_NEWNAME=y' below it in the fragment")
-            problems.append(f"  {os.path.basename(frag)}:{lineno}: {opt}="
-                            f"{val} requested, .config has "
-                            f"{'not set' if got == 'n' else got} ({why})")
+            wanted.pop(opt, None)
+            wanted[opt] = (frag, lineno, val, alts)
+    problems = []
+    for opt, (frag, lineno, val, alts) in wanted.items():
+        choices = [(opt, val)] + alts
+        if any(final.get(o, "n") == v for o, v in choices):
+            continue
+        where = [(o, kconfig_entry(tree, o)) for o, _ in choices]
+        defined = [(o, w) for o, w in where if w is not None]
+        if not defined and frag in partial:
+            continue
+        got = final.get(opt, "n")
+        if defined:
+            why = "; ".join(f"{o} defined at {w}" for o, w in defined)
+        else:
+            why = ("no such option in this tree's Kconfig: renamed? add "
+                   "'# or CONFIG_NEWNAME=y' below it in the fragment")
+        problems.append(f"  {os.path.basename(frag)}:{lineno}: {opt}="
+                        f"{val} requested, .config has "
+                        f"{'not set' if got == 'n' else got} ({why})")
     if problems:
         raise Failure("olddefconfig dropped or changed requested options "
                       "(an unmet dependency, or a typo):\n"

@@ -316,6 +316,27 @@ class Fragments(Base):
                          [(2, "CONFIG_OLD", "y", [("CONFIG_NEW", "y")]),
                           (4, "CONFIG_B", "y", [])])
 
+    def test_a_later_fragment_overrides_an_earlier_one(self):
+        # noswap.config unsets what base.config sets: the check wants the
+        # last value, as merge_config.sh merges them.
+        base = os.path.join(self.dir, "base.config")
+        flavour = os.path.join(self.dir, "noswap.config")
+        with open(base, "w") as f:
+            f.write("CONFIG_SWAP=y\nCONFIG_A=y\n")
+        with open(flavour, "w") as f:
+            f.write("# CONFIG_SWAP is not set\n")
+        build = os.path.join(self.dir, "build")
+        os.makedirs(build)
+        p = {"build": build, "series_configs": [], "fragments": [base, flavour]}
+        with open(os.path.join(build, ".config"), "w") as f:
+            f.write("# CONFIG_SWAP is not set\nCONFIG_A=y\n")
+        kernels.verify_config(p, self.dir)
+        with open(os.path.join(build, ".config"), "w") as f:
+            f.write("CONFIG_SWAP=y\nCONFIG_A=y\n")
+        with self.assertRaises(kernels.Failure) as cm:
+            kernels.verify_config(p, self.dir)
+        self.assertIn("noswap.config:1: CONFIG_SWAP=n requested", str(cm.exception))
+
 
 class Packages(Base):
     def fake_package(self, package):
