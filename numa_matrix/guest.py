@@ -221,6 +221,12 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
         mem += f",slots={hp['slots']},maxmem={hp['maxmem_mib']}M"
     if hp and hp["maxcpus"]:
         smp += f",maxcpus={hp['maxcpus']}"
+    slots = hp["maxcpus"] if hp and hp["maxcpus"] else topo.ncpus
+    if slots > 1:
+        # A socket per vCPU: by default QEMU puts them all in one socket with
+        # one L3, and a kernel with CONFIG_BUG warns at boot that an LLC
+        # sibling is on another node (topology_sane()), which fails the run.
+        smp += f",sockets={slots},cores=1,threads=1"
     cmd = [QEMU, "-machine", machine, "-m", mem, "-smp", smp,
            "-nodefaults", "-display", "none", "-no-reboot"]
     if accel == "kvm":

@@ -98,7 +98,8 @@ class QemuCommand(unittest.TestCase):
     def test_4node(self):
         cmd = self.command("4node")
         text = " ".join(cmd)
-        self.assertIn("-smp 4", text)
+        # A socket per vCPU, so that no L3 is shared across nodes.
+        self.assertIn("-smp 4,sockets=4,cores=1,threads=1", text)
         self.assertIn("-m 2048M", text)
         for n in range(4):
             self.assertIn(f"node,nodeid={n},cpus={n},memdev=mem{n}", text)
