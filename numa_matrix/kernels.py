@@ -254,7 +254,6 @@ def verify_config(p, tree):
     wanted = {}
     for frag in p["fragments"]:
         for lineno, opt, val, alts in requested(frag):
-            wanted.pop(opt, None)
             wanted[opt] = (frag, lineno, val, alts)
     problems = []
     for opt, (frag, lineno, val, alts) in wanted.items():
