@@ -4,7 +4,9 @@
   run-guest --topology 4node --kernel patched -- meson test -C build --suite numa
 
 The host's root is shared read-only over 9p, the --writable directories
-read-write, and the command runs as root in the host's current directory. Its
+read-write, and the command runs as root in the host's current directory
+(with --root initramfs the guest's root is instead an initramfs holding the
+one program, and the guest reads nothing from the host: initramfs.py). Its
 stdout and stderr arrive here untouched (virtio ports, not the console); the
 kernel console goes to a log. Exit status: the command's, or
   123  the kernel panicked, oopsed or printed a splat (WARNING:, BUG:, lockdep)
@@ -27,7 +29,8 @@ import sys
 import tempfile
 import time
 
-from . import QEMU_TOPOLOGIES, TOP, cache_root, hostctl, kernels, kernelspec, topology
+from . import (QEMU_TOPOLOGIES, TOP, cache_root, hostctl, initramfs, kernels,
+               kernelspec, topology)
 
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
 QEMU = os.environ.get("NUMA_MATRIX_QEMU", "qemu-system-x86_64")
@@ -105,22 +108,25 @@ def resolve_kernel(spec, flavour):
 
 
 def kernel_cmdline(args, topo):
-    parts = [
-        "console=ttyS0", "panic=-1", "oops=panic", "nokaslr",
-        "root=root", "rootfstype=9p", "ro",
-        "rootflags=version=9p2000.L,trans=virtio,access=any,msize=512000,"
-        "cache=loose",
-        f"init={GUEST_INIT}",
-    ]
+    parts = ["console=ttyS0", "panic=-1", "oops=panic", "nokaslr"]
+    if args.root == "initramfs":
+        parts.append("rdinit=/init")
+    else:
+        parts += ["root=root", "rootfstype=9p", "ro",
+                  "rootflags=version=9p2000.L,trans=virtio,access=any,"
+                  "msize=512000,cache=loose",
+                  f"init={GUEST_INIT}"]
     if topo.hotplug and topo.hotplug["slots"]:
         parts.append("memhp_default_state=online")
     if args.thp:
         parts.append(f"transparent_hugepage={args.thp}")
+    if args.clock in ONE_VCPU_CLOCKS:
+        # The same addresses for the same program, boot to boot.
+        parts.append("norandmaps")
     if args.clock == "model":
         # One CPU: the kernel would patch its LOCK prefixes away, and the
         # model would see none of the atomics a multi-CPU machine pays for.
-        # norandmaps: the same addresses for the same program, boot to boot.
-        parts += ["noreplace-smp", "norandmaps"]
+        parts.append("noreplace-smp")
     parts.extend(args.append)
     return " ".join(parts)
 
@@ -192,10 +198,18 @@ def cost_model_plugin():
     return os.path.abspath(path)
 
 
-def model_plugin_arg(topo, plugin, rundir):
+def model_log(rundir, root):
+    """Where the plugin writes its records: in the share the guest mounts
+    (the benchmark reads them), or beside it when the guest mounts none."""
+    if root == "initramfs":
+        return os.path.join(rundir, MODEL_LOG)
+    return os.path.join(rundir, "share", MODEL_LOG)
+
+
+def model_plugin_arg(topo, plugin, out):
     """-plugin's argument for --clock model: the topology's nodes in node
-    order, its SLIT row by row, each vCPU's node, and the records file in the
-    run's share (docs/cost-model.md). QEMU reads ",," as a comma."""
+    order, its SLIT row by row, each vCPU's node, and the records file OUT
+    (docs/cost-model.md). QEMU reads ",," as a comma."""
     n = len(topo.nodes)
     node_of = {c: node.id for node in topo.nodes for c in node.cpus}
     parts = [plugin.replace(",", ",,"),
@@ -203,16 +217,17 @@ def model_plugin_arg(topo, plugin, rundir):
              "slit=" + ":".join(str(topo.distance(a, b))
                                 for a in range(n) for b in range(n)),
              "vcpu_nodes=" + ":".join(str(node_of[c]) for c in sorted(node_of)),
-             "out=" + os.path.join(rundir, "share", MODEL_LOG).replace(",", ",,")]
+             "out=" + out.replace(",", ",,")]
     return ",".join(parts)
 
 
 def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
                  control=None, binding=None, plugin=None, shell=False,
-                 extra=()):
+                 extra=(), initrd=None):
     """The one place where a QEMU command line is put together. SHELL: the
     serial console is this terminal (a copy still goes to console.log);
-    EXTRA: the user's --qemu-opts, last."""
+    EXTRA: the user's --qemu-opts, last; INITRD: the guest's root, in place
+    of the host's over 9p (and then no 9p at all)."""
     machine = "q35" + (",hmat=on" if topo.hmat else "")
     mem = f"{topo.mem_mib}M"
     smp = f"{topo.ncpus}"
@@ -231,17 +246,18 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
            "-nodefaults", "-display", "none", "-no-reboot"]
     if accel == "kvm":
         cmd += ["-accel", "kvm", "-cpu", "host"]
-    elif clock == "icount":
-        # Guest time counts executed instructions (1 ns each): repeatable.
-        cmd += ["-accel", "tcg", "-cpu", "max", "-icount", "shift=0,sleep=off"]
-    elif clock == "model":
-        # icount, with the guest's randomness from the host taken away: no
-        # RDRAND/RDSEED, and an RTC that starts at a fixed date and follows
-        # the virtual clock (docs/cost-model.md, "Repeatability").
+    elif clock in ONE_VCPU_CLOCKS:
+        # Guest time counts executed instructions (1 ns each), and the
+        # guest's randomness from the host is taken away: no RDRAND/RDSEED,
+        # an RTC that starts at a fixed date and follows the virtual clock
+        # (docs/cost-model.md, "Repeatability").
         cmd += ["-accel", "tcg", "-cpu", "max,-rdrand,-rdseed",
                 "-icount", "shift=0,sleep=off",
-                "-rtc", "base=2020-01-01T00:00:00,clock=vm",
-                "-plugin", model_plugin_arg(topo, plugin, rundir)]
+                "-rtc", "base=2020-01-01T00:00:00,clock=vm"]
+        if clock == "model":
+            root = "initramfs" if initrd else "host"
+            cmd += ["-plugin", model_plugin_arg(topo, plugin,
+                                                model_log(rundir, root))]
     else:
         cmd += ["-accel", "tcg,thread=multi" if topo.ncpus > 1 else "tcg",
                 "-cpu", "max"]
@@ -250,17 +266,25 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
                if shell else f"file,id=con,path={rundir}/console.log")
     cmd += ["-kernel", kernel, "-append", cmdline,
             "-chardev", console,
-            "-serial", "chardev:con",
-            "-fsdev", "local,id=root,path=/,security_model=none,readonly=on,"
-            "multidevs=remap",
-            "-device", "virtio-9p-pci,fsdev=root,mount_tag=root",
-            "-fsdev", f"local,id=nmrun,path={rundir}/share,security_model=none",
-            "-device", "virtio-9p-pci,fsdev=nmrun,mount_tag=nmrun"]
+            "-serial", "chardev:con"]
+    if initrd:
+        cmd += ["-initrd", initrd]
+    else:
+        cmd += ["-fsdev", "local,id=root,path=/,security_model=none,"
+                "readonly=on,multidevs=remap",
+                "-device", "virtio-9p-pci,fsdev=root,mount_tag=root",
+                "-fsdev", f"local,id=nmrun,path={rundir}/share,"
+                "security_model=none",
+                "-device", "virtio-9p-pci,fsdev=nmrun,mount_tag=nmrun"]
     for i, path in enumerate(shares):
         cmd += ["-fsdev", f"local,id=w{i},path={path},security_model=none,"
                 "multidevs=remap",
                 "-device", f"virtio-9p-pci,fsdev=w{i},mount_tag=w{i}"]
-    cmd += ["-device", "virtio-serial-pci"]
+    # Under a repeatable clock the guest's writes to its ports are handled
+    # when it makes them: with an ioeventfd QEMU's main loop takes them up
+    # later, at the host's pace, and no two boots run alike.
+    cmd += ["-device", "virtio-serial-pci" +
+            (",ioeventfd=off" if clock in ONE_VCPU_CLOCKS else "")]
     for port in ("stdout", "stderr", "status"):
         cmd += ["-chardev", f"file,id={port},path={rundir}/{port}",
                 "-device", f"virtserialport,chardev={port},name=nm.{port}"]
@@ -296,37 +320,49 @@ def guest_environment(environ, extra=()):
     return env
 
 
-def write_share(rundir, argv, shares, keep, topo, clock, kernel, extra_env=(),
-                shell=False):
-    """The command as a shell script, with the part of the host's
-    environment it needs plus what tests may want to know about the machine
-    they run on and its kernel."""
-    share = os.path.join(rundir, "share")
-    os.makedirs(share)
+def share_files(argv, shares, keep, topo, clock, kernel, extra_env=(),
+                shell=False, root="host"):
+    """The run's share, {name: text}: the command as a shell script, with
+    the part of the host's environment it needs plus what tests may want to
+    know about the machine they run on and its kernel; what guest-init
+    mounts and keeps."""
     environ = guest_environment(os.environ, extra_env)
-    environ["NUMA_MATRIX_TOPOLOGY_FILE"] = os.path.abspath(topo.path)
+    files = {}
+    if root == "initramfs":
+        # The host's files are out of sight: the topology comes along.
+        with open(topo.path) as f:
+            files["topology" + topology.SUFFIX] = f.read()
+        environ["NUMA_MATRIX_TOPOLOGY_FILE"] = \
+            f"{GUEST_SHARE}/topology{topology.SUFFIX}"
+    else:
+        environ["NUMA_MATRIX_TOPOLOGY_FILE"] = os.path.abspath(topo.path)
     environ["NUMA_MATRIX_CLOCK"] = clock
-    if clock == "model":
+    if clock == "model" and root == "host":
+        # With an initramfs root the records stay on the host: run-guest
+        # --model-log hands them to whoever merges them (results/matrix).
         environ["NUMA_MATRIX_MODEL"] = f"{GUEST_SHARE}/{MODEL_LOG}"
     environ["NUMA_MATRIX_KERNEL_IMAGE"] = kernel
     env = [f"export {k}={shlex.quote(v)}" for k, v in sorted(environ.items())]
     script = ["# written by run-guest", *env,
               f"cd {shlex.quote(os.getcwd())} || exit 125",
               "exec " + " ".join(shlex.quote(a) for a in argv), ""]
-    with open(os.path.join(share, "cmd"), "w") as f:
-        f.write("\n".join(script))
-    with open(os.path.join(share, "mounts"), "w") as f:
-        for i, path in enumerate(shares):
-            f.write(f"w{i} {path}\n")
-    with open(os.path.join(share, "keep"), "w") as f:
-        for path in keep:
-            f.write(path + "\n")
+    files["cmd"] = "\n".join(script)
+    files["mounts"] = "".join(f"w{i} {path}\n" for i, path in enumerate(shares))
+    files["keep"] = "".join(path + "\n" for path in keep)
     if shell:
         # guest-init gives the command the serial console as its terminal,
         # sized like this one.
         size = shutil.get_terminal_size()
-        with open(os.path.join(share, "shell"), "w") as f:
-            f.write(f"{size.lines} {size.columns}\n")
+        files["shell"] = f"{size.lines} {size.columns}\n"
+    return files
+
+
+def write_share(rundir, files):
+    share = os.path.join(rundir, "share")
+    os.makedirs(share)
+    for name, text in files.items():
+        with open(os.path.join(share, name), "w") as f:
+            f.write(text)
 
 
 def die_with_parent():
@@ -497,31 +533,45 @@ def boot(args, topo, kernel, cmdline, accel):
     os.makedirs(base, exist_ok=True)
     rundir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base)
     shares = [os.path.abspath(p) for p in args.writable]
-    write_share(rundir, args.argv, shares, args.keep_paths, topo, args.clock,
-                kernel, getattr(args, "env", ()), getattr(args, "shell", False))
+    files = share_files(args.argv, shares, args.keep_paths, topo, args.clock,
+                        kernel, getattr(args, "env", ()),
+                        getattr(args, "shell", False), args.root)
+    initrd = None
+    if args.root == "initramfs":
+        try:
+            initrd = initramfs.build(rundir, args.argv[0], files,
+                                     [os.getcwd()])
+        except initramfs.InitramfsError as e:
+            shutil.rmtree(rundir, ignore_errors=True)
+            raise SetupError(f"--root initramfs: {e}") from None
+    else:
+        write_share(rundir, files)
     # Unix socket paths are limited to 108 bytes: a long run directory gets
     # a short socket directory of its own, removed with the guest.
     sockdir = rundir if len(rundir) < 80 else tempfile.mkdtemp(prefix="nm-")
     try:
         return run_qemu(args, topo, kernel, cmdline, accel, rundir, shares,
-                        sockdir)
+                        sockdir, initrd)
     finally:
         if sockdir != rundir:
             shutil.rmtree(sockdir, ignore_errors=True)
 
 
-def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir):
+def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
+             initrd=None):
     binding = host_binding(topo, host_memory_nodes()) if accel == "kvm" else {}
     if binding:
         log("KVM on a NUMA host: guest node -> host node " +
             ", ".join(f"{g}->{h}" for g, h in sorted(binding.items())) +
             " (memory bound, vCPUs pinned)")
-    control = hostctl.HostControl(sockdir, topo,
-                                  os.path.join(rundir, "hostctl.log"), binding)
+    # No control channel with an initramfs root: connecting to its port
+    # tells the guest so at a moment of the host's choosing.
+    control = None if initrd else hostctl.HostControl(
+        sockdir, topo, os.path.join(rundir, "hostctl.log"), binding)
     shell = getattr(args, "shell", False)
     cmd = qemu_command(topo, kernel, cmdline, rundir, shares, accel,
                        args.clock, control, binding, getattr(args, "plugin", None),
-                       shell, getattr(args, "qemu_opts", ()))
+                       shell, getattr(args, "qemu_opts", ()), initrd)
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
     streams = Streams(rundir) if not args.quiet else None
@@ -536,7 +586,8 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir):
         while proc.poll() is None:
             if streams:
                 streams.pump()
-            control.poll()
+            if control:
+                control.poll()
             if time.time() - t0 > args.timeout:
                 timed_out = True
                 break
@@ -549,7 +600,8 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir):
             proc.kill()
         proc.wait()
         qlog.close()
-        control.close()
+        if control:
+            control.close()
     if streams:
         streams.pump()
     return finish(args, rundir, proc.returncode, timed_out, time.time() - t0)
@@ -570,7 +622,22 @@ def root_mount_hint(console):
             "prints every option the guests need")
 
 
+def copy_model_log(args, rundir):
+    """--model-log FILE: the cost model's records of this guest, whatever
+    became of it (an empty file when the plugin wrote none)."""
+    if not getattr(args, "model_log", None):
+        return
+    src = model_log(rundir, args.root)
+    try:
+        with open(src) as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    write_atomically(os.path.abspath(args.model_log), text)
+
+
 def finish(args, rundir, qemu_rc, timed_out, seconds):
+    copy_model_log(args, rundir)
     console_path = os.path.join(rundir, "console.log")
     try:
         with open(console_path, errors="replace") as f:
@@ -642,6 +709,13 @@ def main():
                     "model: icount plus the cost model (docs/cost-model.md)")
     ap.add_argument("--accel", default="tcg", choices=("tcg", "kvm", "auto"),
                     help="auto: KVM if a probe boot works, else TCG")
+    ap.add_argument("--root", default="host", choices=("host", "initramfs"),
+                    help="host: the host's root over 9p, read-only; "
+                    "initramfs: an initramfs holding only COMMAND (one "
+                    "program) and the libraries it links, so that the guest "
+                    "waits for no host I/O (repeatable under icount/model)")
+    ap.add_argument("--model-log", metavar="FILE",
+                    help="--clock model: copy the cost model's records to FILE")
     ap.add_argument("--writable", action="append", default=[], metavar="DIR",
                     help="host directory the guest may write (repeatable)")
     ap.add_argument("--thp", choices=("always", "madvise", "never"),
@@ -686,6 +760,11 @@ def main():
         args.qemu_opts = shlex.split(args.qemu_opts)
     except ValueError as e:
         ap.error(f"--qemu-opts: {e}")
+    if args.root == "initramfs" and (args.writable or args.shell):
+        ap.error("--root initramfs: the guest sees nothing of the host, so no "
+                 "--writable and no --shell")
+    if args.model_log and args.clock != "model":
+        ap.error("--model-log needs --clock model")
     try:
         topo = topology.find(args.topology)
         topology.check_fits(topo, topology.host_limits())

@@ -261,6 +261,11 @@ def write_env(rundir, args, kernels, topos, scenarios):
                       f"with (sha256 {env['cost_model']['sha256'][:12]} -> "
                       f"{model['sha256'][:12]}): its cells would mix two models; "
                       "start a new run instead of resuming")
+    if "root" not in env:
+        # A run started before guests could boot from an initramfs keeps
+        # the host's root for all its cells.
+        env["root"] = "host" if env.get("kernels") or \
+            args.clock not in ONE_VCPU_CLOCKS else "initramfs"
     env.setdefault("started", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     if model:
         env["cost_model"] = model
@@ -341,6 +346,36 @@ def bench_command(env, scenario, topo, rundir):
     return cmd
 
 
+ITERATION_LINE = re.compile(r"(\d+),")
+
+
+def merge_model_records(stdout, records):
+    """timedmunlock's output with the cost model's record of each iteration
+    after the iteration's line, as timedmunlock prints it when the guest
+    can read the records (docs/cost-model.md): one region per iteration, in
+    order, numbered without a gap."""
+    recs = [line for line in records.splitlines() if line.startswith("region=")]
+    merged, used, last = [], 0, None
+    for line in stdout.splitlines(keepends=True):
+        merged.append(line)
+        m = ITERATION_LINE.match(line)
+        if not m:
+            continue
+        if used == len(recs):
+            raise Failure(f"no cost model record for iteration {m.group(1)}")
+        rec = recs[used]
+        region = int(rec.split()[0].split("=")[1])
+        if last is not None and region != last + 1 or " insns=" not in rec:
+            raise Failure(f"cost model record {used + 1} is not the next "
+                          f"region after {last}: {rec[:60]!r}")
+        merged.append(f"# model iteration={m.group(1)}"
+                      f"{rec[rec.index(' insns='):]}\n")
+        used, last = used + 1, region
+    if used != len(recs):
+        raise Failure(f"{len(recs)} cost model records for {used} iterations")
+    return "".join(merged)
+
+
 def run_cell(env, rundir, kernel, topo, scenario):
     """One guest, one benchmark. Figures on success, .failed otherwise."""
     path = cell_path(rundir, topo, scenario, kernel)
@@ -350,6 +385,14 @@ def run_cell(env, rundir, kernel, topo, scenario):
              "--timeout", str(env["timeout"])]
     if env["clock"] not in ONE_VCPU_CLOCKS:
         guest += ["--accel", env["accel"]]
+    if env.get("root") == "initramfs":
+        # A guest that reads nothing from the host repeats exactly.
+        guest += ["--root", "initramfs"]
+    records = None
+    if env["clock"] == "model" and env.get("root") == "initramfs":
+        # The guest cannot read the model's records: merged here instead.
+        records = f"{path[:-4]}.model{os.getpid()}"
+        guest += ["--model-log", records]
     environ = dict(os.environ)
     if env["clock"] == "model":
         if file_sha256(env["cost_model"]["plugin"]) != env["cost_model"]["sha256"]:
@@ -371,14 +414,31 @@ def run_cell(env, rundir, kernel, topo, scenario):
     except (OSError, ValueError):
         ran = None
     where = "# cell " + json.dumps(ran, sort_keys=True) + "\n" if ran else ""
+    stdout, why = out.stdout, None
+    if records:
+        try:
+            with open(records) as f:
+                log_text = f.read()
+            os.unlink(records)
+        except OSError:
+            log_text = ""
+        try:
+            stdout = merge_model_records(stdout, log_text)
+        except Failure as e:
+            why = str(e)
     if out.returncode == 130:
         # Ctrl-C: the cell did not run, it did not fail.
         return False, "interrupted"
-    if out.returncode == 0 and "iteration,op,pages,seconds" in out.stdout:
-        atomic_write(path, where + out.stdout)
+    if out.returncode == 0 and "iteration,op,pages,seconds" in stdout and \
+            not why:
+        atomic_write(path, where + stdout)
         if os.path.exists(path[:-4] + ".failed"):
             os.unlink(path[:-4] + ".failed")
         return True, ""
+    if why and out.returncode == 0:
+        atomic_write(path[:-4] + ".failed",
+                     f"{why}\n{where}--- stdout\n{out.stdout}")
+        return False, why
     atomic_write(path[:-4] + ".failed",
                  f"exit status {out.returncode}\n{where}--- stderr\n"
                  f"{out.stderr}--- stdout\n{out.stdout}")
@@ -870,6 +930,13 @@ def source_of(info):
     return info.get("source_package") or "linux-source-6.1"
 
 
+ROOT_TEXT = {
+    "host": "the host's, over 9p (the guest waits for host I/O before the "
+            "benchmark, so counts differ between boots in the last digits)",
+    "initramfs": "an initramfs with timedmunlock alone (the guest reads "
+                 "nothing from the host: the same kernel gives the same "
+                 "counts, boot after boot)",
+}
 CLOCK_TEXT = {
     "icount": " (QEMU `-icount shift=0,sleep=off`, one vCPU: guest time counts "
               "executed instructions, 1 ns each. Host load does not change it; "
@@ -917,6 +984,7 @@ def write_report(rundir):
               "`matrix compare`)"),
           f"- {env['iterations']} iterations of a {env['size']} area per cell, "
           f"flavour {env['flavour']}",
+          "- guest root: " + ROOT_TEXT[env.get("root", "host")],
           f"- planned on: {h['cpu_model']}, {h['cpus']} CPUs, {h['memory_mib']} MiB, "
           f"kernel {h['host_kernel']}; {h['qemu']}",
           f"- numa-matrix {env['numa_matrix']}; started {env.get('started')}, "

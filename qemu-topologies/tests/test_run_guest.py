@@ -138,18 +138,28 @@ class QemuCommand(unittest.TestCase):
     def test_model_commas_and_memoryless_nodes(self):
         t = topology.parse("description x\nnode 0 cpus=0\nnode 1 cpus=1 mem=64M\n"
                            "node 2 mem=64M\n")
-        arg = rg.model_plugin_arg(t, "/a,b/cm.so", "/r,1")
+        arg = rg.model_plugin_arg(t, "/a,b/cm.so", "/r,1/share/model.log")
         self.assertTrue(arg.startswith("/a,,b/cm.so,nodes=0M:64M:64M,"), arg)
         self.assertIn(",slit=10:20:20:20:10:20:20:20:10,vcpu_nodes=0:1,", arg)
         self.assertTrue(arg.endswith(",out=/r,,1/share/model.log"), arg)
 
     def test_model_kernel_keeps_lock_prefixes(self):
-        args = argparse.Namespace(thp=None, append=[], clock="model")
+        args = argparse.Namespace(thp=None, append=[], clock="model", root="host")
         line = rg.kernel_cmdline(args, topology.find("2node").single_cpu())
         self.assertIn("noreplace-smp", line.split())
         self.assertIn("norandmaps", line.split())
         args.clock = "icount"
-        self.assertNotIn("noreplace-smp", rg.kernel_cmdline(args, topology.find("2node")))
+        line = rg.kernel_cmdline(args, topology.find("2node"))
+        self.assertNotIn("noreplace-smp", line.split())
+        self.assertIn("norandmaps", line.split())
+        args.clock = "wall"
+        self.assertNotIn("norandmaps", rg.kernel_cmdline(args, topology.find("2node")))
+
+    def test_icount_takes_the_hosts_randomness_away(self):
+        cmd = self.command("4node", clock="icount")
+        self.assertEqual(cmd[cmd.index("-cpu") + 1], "max,-rdrand,-rdseed")
+        self.assertEqual(cmd[cmd.index("-rtc") + 1], "base=2020-01-01T00:00:00,clock=vm")
+
 
     def test_missing_plugin_says_how_to_build_it(self):
         os.environ["NUMA_MATRIX_COSTMODEL"] = "/nonexistent/costmodel.so"
@@ -179,6 +189,58 @@ class QemuCommand(unittest.TestCase):
         args = rg.numa_args(t)
         self.assertIn("dist,src=0,dst=1,val=20", args)
         self.assertIn("dist,src=1,dst=0,val=30", args)
+
+
+class InitramfsRoot(unittest.TestCase):
+    """--root initramfs: the guest's root is an initramfs, and nothing of
+    the host reaches the guest after QEMU starts it."""
+
+    def test_no_9p_and_no_control_channel(self):
+        t = topology.find("4node").single_cpu()
+        cmd = rg.qemu_command(t, "/k/bzImage", "x", "/run/x", [], "tcg",
+                              "model", plugin="/b/cm.so", initrd="/run/x/i.cpio")
+        self.assertEqual(cmd[cmd.index("-initrd") + 1], "/run/x/i.cpio")
+        self.assertFalse([a for a in cmd if "9p" in a or "fsdev" in a], cmd)
+        self.assertNotIn("-qmp", cmd)
+        plugin = dict(a.split("=", 1) for a in
+                      cmd[cmd.index("-plugin") + 1].split(",")[1:])
+        # Not in a share: there is none.
+        self.assertEqual(plugin["out"], "/run/x/model.log")
+
+    def test_kernel_unpacks_it_and_mounts_nothing(self):
+        args = argparse.Namespace(thp=None, append=[], clock="icount",
+                                  root="initramfs")
+        line = rg.kernel_cmdline(args, topology.find("2node")).split()
+        self.assertIn("rdinit=/init", line)
+        self.assertFalse([a for a in line if a.startswith(("root", "init="))], line)
+
+    def test_share_carries_the_topology_and_no_model_path(self):
+        with mock.patch.dict(os.environ, {"PATH": "/usr/bin"}, clear=True):
+            files = rg.share_files(["true"], [], [], topology.find("2node"),
+                                   "model", "/k/bzImage", root="initramfs")
+        self.assertIn("node 1", files["topology.topo"])
+        self.assertIn("export NUMA_MATRIX_TOPOLOGY_FILE="
+                      "/run/numa-matrix/topology.topo", files["cmd"])
+        self.assertNotIn("NUMA_MATRIX_MODEL", files["cmd"])
+        self.assertEqual((files["mounts"], files["keep"]), ("", ""))
+        with mock.patch.dict(os.environ, {"PATH": "/usr/bin"}, clear=True):
+            files = rg.share_files(["true"], [], [], topology.find("2node"),
+                                   "model", "/k/bzImage")
+        self.assertIn("export NUMA_MATRIX_MODEL=/run/numa-matrix/model.log",
+                      files["cmd"])
+
+    def test_model_log_copied_out_even_when_empty(self):
+        with tempfile.TemporaryDirectory() as rundir:
+            out = os.path.join(rundir, "out.log")
+            args = argparse.Namespace(model_log=out, root="initramfs")
+            rg.copy_model_log(args, rundir)
+            with open(out) as f:
+                self.assertEqual(f.read(), "")
+            with open(os.path.join(rundir, "model.log"), "w") as f:
+                f.write("region=1 vcpu=0 insns=5\n")
+            rg.copy_model_log(args, rundir)
+            with open(out) as f:
+                self.assertEqual(f.read(), "region=1 vcpu=0 insns=5\n")
 
 
 class HostBinding(unittest.TestCase):
@@ -261,13 +323,14 @@ class DailyUse(unittest.TestCase):
 
     def test_shell_share_carries_the_terminal_size(self):
         with tempfile.TemporaryDirectory() as rundir:
-            rg.write_share(rundir, ["/bin/sh"], [], [], topology.find("1node"),
-                           "wall", "/k/bzImage", shell=True)
+            rg.write_share(rundir, rg.share_files(
+                ["/bin/sh"], [], [], topology.find("1node"), "wall",
+                "/k/bzImage", shell=True))
             with open(os.path.join(rundir, "share", "shell")) as f:
                 rows, cols = map(int, f.read().split())
             self.assertTrue(rows > 0 and cols > 0)
-            rg.write_share(rundir + "/b", ["true"], [], [],
-                           topology.find("1node"), "wall", "/k/bzImage")
+            rg.write_share(rundir + "/b", rg.share_files(
+                ["true"], [], [], topology.find("1node"), "wall", "/k/bzImage"))
             self.assertFalse(os.path.exists(rundir + "/b/share/shell"))
 
     def test_root_mount_failure_names_the_options(self):
@@ -355,8 +418,8 @@ class GuestEnvironment(unittest.TestCase):
     def test_script_keeps_secrets_out(self):
         with tempfile.TemporaryDirectory() as rundir, \
                 mock.patch.dict(os.environ, self.HOST, clear=True):
-            rg.write_share(rundir, ["true"], [], [], topology.find("1node"),
-                           "wall", "/k/bzImage")
+            rg.write_share(rundir, rg.share_files(
+                ["true"], [], [], topology.find("1node"), "wall", "/k/bzImage"))
             with open(os.path.join(rundir, "share", "cmd")) as f:
                 script = f.read()
         self.assertNotIn("secret", script)
@@ -373,7 +436,8 @@ class Finish(unittest.TestCase):
             with open(os.path.join(rundir, "status"), "w") as f:
                 f.write(status)
             err = io.StringIO()
-            args = argparse.Namespace(timeout=900, quiet=True, keep=False)
+            args = argparse.Namespace(timeout=900, quiet=True, keep=False,
+                                      root="host")
             with redirect_stderr(err):
                 rc = rg.finish(args, rundir, 0, timed_out, 1.0)
         return rc, err.getvalue()
@@ -407,7 +471,7 @@ class SocketDir(unittest.TestCase):
             os.makedirs(socktmp)
             args = argparse.Namespace(writable=[], argv=["true"], keep_paths=[],
                                       clock="wall", quiet=True, keep=False,
-                                      timeout=30, env=[])
+                                      timeout=30, env=[], root="host")
             with mock.patch.dict(os.environ, {"NUMA_MATRIX_RUNS": runs}), \
                     mock.patch.object(rg, "QEMU", "true"), \
                     mock.patch.object(tempfile, "tempdir", socktmp), \

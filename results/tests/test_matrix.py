@@ -48,6 +48,31 @@ def write_env(rundir, clock, topologies, iterations, **extra):
         json.dump(env, f)
 
 
+class ModelRecords(unittest.TestCase):
+    """A guest booted from an initramfs cannot read the cost model's
+    records: the cell gets them after each iteration's line, as
+    timedmunlock prints them itself when it can."""
+    OUT = ("# timedmunlock op=munlock\niteration,op,pages,seconds\n"
+           "1,munlock,16384,0.005\n2,munlock,16384,0.006\n# placement\n")
+    RECS = ("region=3 vcpu=0 insns=10 cycles=20\n"
+            "region=4 vcpu=0 insns=11 cycles=21\n# total vcpu=0 insns=99\n")
+
+    def test_each_iteration_gets_its_record(self):
+        merged = mx.merge_model_records(self.OUT, self.RECS)
+        self.assertEqual(merged.splitlines()[2:6], [
+            "1,munlock,16384,0.005", "# model iteration=1 insns=10 cycles=20",
+            "2,munlock,16384,0.006", "# model iteration=2 insns=11 cycles=21"])
+        self.assertTrue(merged.endswith("# placement\n"))
+
+    def test_missing_extra_or_skipped_records_fail(self):
+        with self.assertRaisesRegex(mx.Failure, "no cost model record for iteration 2"):
+            mx.merge_model_records(self.OUT, self.RECS.splitlines()[0])
+        with self.assertRaisesRegex(mx.Failure, "3 cost model records for 2 iterations"):
+            mx.merge_model_records(self.OUT, self.RECS + "region=5 vcpu=0 insns=1\n")
+        with self.assertRaisesRegex(mx.Failure, "not the next region after 3"):
+            mx.merge_model_records(self.OUT, self.RECS.replace("region=4", "region=6"))
+
+
 class Arithmetic(unittest.TestCase):
     def test_mmtests_percentage(self):
         # The seed: 3.38 -> 1.91 is 43.49% better; 3.38 -> 3.39 is -0.30%.
