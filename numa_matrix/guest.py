@@ -539,8 +539,10 @@ def boot(args, topo, kernel, cmdline, accel):
     initrd = None
     if args.root == "initramfs":
         try:
+            # guest-init binds the kept paths aside and back around its
+            # fresh /tmp, as over 9p: they must exist in the initramfs.
             initrd = initramfs.build(rundir, args.argv[0], files,
-                                     [os.getcwd()])
+                                     [os.getcwd()] + args.keep_paths)
         except initramfs.InitramfsError as e:
             shutil.rmtree(rundir, ignore_errors=True)
             raise SetupError(f"--root initramfs: {e}") from None

@@ -229,6 +229,23 @@ class InitramfsRoot(unittest.TestCase):
         self.assertIn("export NUMA_MATRIX_MODEL=/run/numa-matrix/model.log",
                       files["cmd"])
 
+    def test_kept_paths_exist_in_the_initramfs(self):
+        # guest-init binds them aside around its fresh /tmp: a checkout in
+        # /tmp run from elsewhere failed with "cannot keep".
+        with tempfile.TemporaryDirectory() as runs:
+            args = argparse.Namespace(writable=[], argv=["/bin/true"],
+                                      keep_paths=["/tmp/checkout"],
+                                      clock="icount", quiet=True, keep=False,
+                                      timeout=30, env=[], root="initramfs")
+            with mock.patch.dict(os.environ, {"NUMA_MATRIX_RUNS": runs}), \
+                    mock.patch.object(rg.initramfs, "build",
+                                      return_value="/x.cpio") as build, \
+                    mock.patch.object(rg, "QEMU", "true"), \
+                    redirect_stderr(io.StringIO()):
+                rg.boot(args, topology.find("1node"), "/k/bzImage", "", "tcg")
+            self.assertIn("/tmp/checkout", build.call_args.args[3])
+            self.assertIn(os.getcwd(), build.call_args.args[3])
+
     def test_model_log_copied_out_even_when_empty(self):
         with tempfile.TemporaryDirectory() as rundir:
             out = os.path.join(rundir, "out.log")
