@@ -286,12 +286,7 @@ int main(int argc, char **argv)
 	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
 	int k, err;
 
-	err = nt_controller_enable("memory", &m.was_on);
-	if (err == -ENODEV)
-		nt_tap_skip_all("no memory controller in %s/cgroup.controllers (cgroup v2 with CONFIG_MEMCG)",
-				NT_CGROUP_ROOT);
-	if (err)
-		nt_tap_bail("enabling the memory controller: %s", strerror(-err));
+	nt_memcg_require(&m.was_on);
 	nt_cleanup_push(cleanup);
 	m.g[0].kind = NT_PRIVATE_ANON;
 	m.g[0].charge = "anon";

@@ -8,6 +8,7 @@
 
 #include "cgroup.h"
 #include "sysfile.h"
+#include "tap.h"
 #include "values.h"
 
 static void group_file(const char *name, const char *file, char *path, size_t len)
@@ -193,4 +194,15 @@ int nt_cgroup_numa_stat(const char *name, const char *key, long per_node[NT_MAX_
 	free(line);
 	fclose(f);
 	return err;
+}
+
+void nt_memcg_require(bool *was_on)
+{
+	int err = nt_controller_enable("memory", was_on);
+
+	if (err == -ENODEV)
+		nt_tap_skip_all("no memory controller in %s/cgroup.controllers (cgroup v2 with CONFIG_MEMCG)",
+				NT_CGROUP_ROOT);
+	if (err)
+		nt_tap_bail("enabling the memory controller: %s", strerror(-err));
 }

@@ -30,6 +30,12 @@ int nt_controller_enable(const char *controller, bool *was_on);
 /* "-controller" again (only when no child group uses it any more). 0 or -errno. */
 int nt_controller_disable(const char *controller);
 /*
+ * nt_controller_enable("memory") for a test that needs memcgs: skips the
+ * whole plan, with the reason, where there is no memory controller, and
+ * bails out if it cannot be turned on.
+ */
+void nt_memcg_require(bool *was_on);
+/*
  * Turns the cpuset controller on for the root's children ("+cpuset" in
  * cgroup.subtree_control). *was_on says whether it already was, for
  * nt_cpuset_disable(). 0, -ENODEV when the hierarchy has no cpuset
