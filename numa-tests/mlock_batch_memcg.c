@@ -52,11 +52,6 @@
 #define NCASES		2
 #define CHECKS_PER_CASE	3	/* memcg sizes locked, unlocked; batch counters */
 
-static const char *const batch_names[] = {
-	"mlock_batch_drains", "mlock_batch_pages", "mlock_batch_locks",
-};
-enum { DRAINS, PAGES, LOCKS, NR_BATCH };
-
 static struct {
 	char name[2][64];	/* memcgs A and B under the root */
 	int made;
@@ -88,13 +83,12 @@ static void enter(const char *name)
 		nt_tap_bail("moving into cgroup %s: %s", name ? name : "/", strerror(-err));
 }
 
-static void batch_read(long v[NR_BATCH])
+static void batch_read(struct nt_mlock_batch *b)
 {
-	int i;
+	int err = nt_mlock_batch_read(b);
 
-	for (i = 0; i < NR_BATCH; i++)
-		if (nt_vmstat_read(batch_names[i], &v[i]))
-			nt_tap_bail("cannot read %s from /proc/vmstat", batch_names[i]);
+	if (err)
+		nt_tap_bail("reading the mlock_batch_* counters of /proc/vmstat: %s", strerror(-err));
 }
 
 /* munlock() ends with lru_add_drain(): this CPU's batches are empty after it. */
@@ -132,11 +126,11 @@ static bool check_sizes(long want, const char *label, const char *step)
 			     "%s: each memcg's unevictable is its locked pages, %s", label, step);
 }
 
-static void check_counters(const long b0[NR_BATCH], const long b1[NR_BATCH], bool alternating,
-			   const char *label)
+static void check_counters(const struct nt_mlock_batch *b0, const struct nt_mlock_batch *b1,
+			   bool alternating, const char *label)
 {
-	long drains = b1[DRAINS] - b0[DRAINS], pages = b1[PAGES] - b0[PAGES];
-	long locks = b1[LOCKS] - b0[LOCKS];
+	long drains = b1->drains - b0->drains, pages = b1->pages - b0->pages;
+	long locks = b1->locks - b0->locks;
 	bool ok;
 
 	nt_tap_diag("%s: munlock of %d pages: %ld drains, %ld pages, %ld lru_locks",
@@ -158,7 +152,7 @@ static void run_case(int node, bool alternating)
 	const char *label = alternating ? "memcgs alternating" : "memcgs grouped";
 	size_t len = NPAGES * m.page_size;
 	struct nt_policy pol;
-	long b0[NR_BATCH], b1[NR_BATCH];
+	struct nt_mlock_batch b0, b1;
 	char *p;
 	int i;
 
@@ -181,14 +175,14 @@ static void run_case(int node, bool alternating)
 	drain_this_cpu();
 	check_sizes(NPAGES / 2 * m.page_size, label, "locked");
 	if (m.have_stats)
-		batch_read(b0);
+		batch_read(&b0);
 	if (munlock(p, len))
 		nt_tap_bail("munlock: %s", strerror(errno));
 	if (m.have_stats)
-		batch_read(b1);
+		batch_read(&b1);
 	check_sizes(0, label, "munlocked");
 	if (m.have_stats)
-		check_counters(b0, b1, alternating, label);
+		check_counters(&b0, &b1, alternating, label);
 	else
 		nt_tap_skip("no mlock_batch_* counters in /proc/vmstat: they come with the numa-matrix series (CONFIG_MLOCK_BATCH_STATS), this kernel does not have it",
 			    "%s: munlock drains the area's pages, one lru_lock per run of one memcg",
@@ -201,8 +195,8 @@ int main(void)
 {
 	struct nt_topology t;
 	cpu_set_t saved;
+	struct nt_mlock_batch probe;
 	int g, node, cpu, err;
-	long v;
 
 	nt_test_start();
 	if (geteuid())
@@ -222,7 +216,7 @@ int main(void)
 		m.made++;
 	}
 	m.page_size = sysconf(_SC_PAGESIZE);
-	m.have_stats = !nt_vmstat_read("mlock_batch_drains", &v);
+	m.have_stats = !nt_mlock_batch_read(&probe);
 	m.scratch = mmap(NULL, m.page_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m.scratch == MAP_FAILED)

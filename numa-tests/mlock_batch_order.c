@@ -61,20 +61,17 @@ static long page_size;
 static char *scratch;		/* one page, mlock()+munlock() to drain this CPU */
 static bool have_batch_stats;
 
-static const char *const batch_names[] = {
-	"mlock_batch_drains", "mlock_batch_pages", "mlock_batch_locks",
-};
-enum { DRAINS, PAGES, LOCKS, NR_BATCH };
-
-static void batch_read(long v[NR_BATCH])
+/* The series' batch counters, all 0 on a kernel without them. */
+static void batch_read(struct nt_mlock_batch *b)
 {
-	int i;
+	int err;
 
-	for (i = 0; i < NR_BATCH; i++) {
-		v[i] = 0;
-		if (have_batch_stats && nt_vmstat_read(batch_names[i], &v[i]))
-			nt_tap_bail("cannot read %s", batch_names[i]);
-	}
+	memset(b, 0, sizeof(*b));
+	if (!have_batch_stats)
+		return;
+	err = nt_mlock_batch_read(b);
+	if (err)
+		nt_tap_bail("reading the mlock_batch_* counters of /proc/vmstat: %s", strerror(-err));
 }
 
 /* munlock() ends with lru_add_drain(): empties this CPU's batches. */
@@ -167,7 +164,7 @@ static bool check_delta(const struct nt_counters *d, const struct expect *e, int
 static void run_case(const struct nt_topology *t, int p_node, int n_node, bool still_locked)
 {
 	const char *name = still_locked ? "still locked" : "unlocked";
-	long b0[NR_BATCH], b1[NR_BATCH];
+	struct nt_mlock_batch b0, b1;
 	struct nt_counters before, after, delta;
 	char *shared, *priv;
 	uint64_t p_pfn, n_pfn, pf, nf;
@@ -204,11 +201,11 @@ static void run_case(const struct nt_topology *t, int p_node, int n_node, bool s
 	if (nt_counters_read(&before, &t->memory))
 		nt_tap_bail("cannot read the counters");
 	set_bind(n_node);
-	batch_read(b0);
+	batch_read(&b0);
 	if (*(volatile char *)priv != 'P')	/* read fault: mlock P */
 		nt_tap_bail("private mapping reads back wrong");
 	*(volatile char *)priv = 'N';		/* COW: mlock N, munlock P */
-	batch_read(b1);
+	batch_read(&b1);
 	drain_this_cpu();
 	if (nt_counters_read(&after, &t->memory))
 		nt_tap_bail("cannot read the counters");
@@ -221,9 +218,9 @@ static void run_case(const struct nt_topology *t, int p_node, int n_node, bool s
 		nt_tap_diag("the write did not copy the page");
 		ok = false;
 	}
-	if (have_batch_stats && b1[DRAINS] != b0[DRAINS]) {
+	if (have_batch_stats && b1.drains != b0.drains) {
 		nt_tap_diag("%ld batch drains between the two faults: the mlock and the "
-			    "munlock of P were not in one batch", b1[DRAINS] - b0[DRAINS]);
+			    "munlock of P were not in one batch", b1.drains - b0.drains);
 		ok = false;
 	}
 	if (flag(pf, NT_KPF_MLOCKED) != still_locked || flag(pf, NT_KPF_UNEVICTABLE) != still_locked) {
@@ -285,7 +282,7 @@ static void run_case(const struct nt_topology *t, int p_node, int n_node, bool s
 static void lock_count(const struct nt_topology *t)
 {
 	struct nt_policy pol = { .mode = MPOL_INTERLEAVE, .nodes = t->memory };
-	long b0[NR_BATCH], b1[NR_BATCH];
+	struct nt_mlock_batch b0, b1;
 	size_t len = IL_PAGES * page_size;
 	int nodes = nt_mask_weight(&t->memory);
 	long drains, pages, locks;
@@ -305,13 +302,13 @@ static void lock_count(const struct nt_topology *t)
 	if (p == MAP_FAILED)
 		nt_tap_bail("mmap MAP_LOCKED: %s", strerror(errno));
 	drain_this_cpu();
-	batch_read(b0);
+	batch_read(&b0);
 	if (munlock(p, len))
 		nt_tap_bail("munlock: %s", strerror(errno));
-	batch_read(b1);
-	drains = b1[DRAINS] - b0[DRAINS];
-	pages = b1[PAGES] - b0[PAGES];
-	locks = b1[LOCKS] - b0[LOCKS];
+	batch_read(&b1);
+	drains = b1.drains - b0.drains;
+	pages = b1.pages - b0.pages;
+	locks = b1.locks - b0.locks;
 	nt_tap_diag("munlock of %d pages interleaved over %d nodes: %ld drains, %ld pages, %ld lru_locks",
 		    IL_PAGES, nodes, drains, pages, locks);
 	/*
@@ -342,7 +339,7 @@ int main(void)
 {
 	struct nt_topology t;
 	cpu_set_t saved;
-	long v;
+	struct nt_mlock_batch probe;
 	int node, next, nodes, err;
 
 	nt_test_start();
@@ -355,7 +352,7 @@ int main(void)
 		nt_tap_bail("reading the node topology: %s", strerror(-err));
 	page_size = sysconf(_SC_PAGESIZE);
 	nodes = nt_mask_weight(&t.memory);
-	have_batch_stats = !nt_vmstat_read("mlock_batch_drains", &v);
+	have_batch_stats = !nt_mlock_batch_read(&probe);
 	scratch = mmap(NULL, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
 	if (scratch == MAP_FAILED)

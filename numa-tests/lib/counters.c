@@ -45,6 +45,22 @@ int nt_vmstat_read(const char *name, long *val)
 	return nt_read_values("/proc/vmstat", &name, val, 1);
 }
 
+int nt_mlock_batch_read(struct nt_mlock_batch *b)
+{
+	static const char *const names[] = {
+		"mlock_batch_drains", "mlock_batch_pages", "mlock_batch_locks",
+	};
+	long v[3];
+	int err = nt_read_values("/proc/vmstat", names, v, 3);
+
+	if (err)
+		return err;
+	b->drains = v[0];
+	b->pages = v[1];
+	b->locks = v[2];
+	return 0;
+}
+
 static void meminfo_path(int node, char *path, size_t len)
 {
 	snprintf(path, len, "/sys/devices/system/node/node%d/meminfo", node);

@@ -49,6 +49,16 @@ int nt_drain_all(void);
 int nt_stat_refresh(void);
 /* One /proc/vmstat value by name; -ENOENT when the kernel has no such line. */
 int nt_vmstat_read(const char *name, long *val);
+/*
+ * The kernel-series' mlock batch events (CONFIG_MLOCK_BATCH_STATS, its
+ * mm/Kconfig): batches drained, base pages in them, lru_lock acquisitions
+ * while draining them (one per run of pages of one lruvec).
+ */
+struct nt_mlock_batch {
+	long drains, pages, locks;
+};
+/* All three in one read of /proc/vmstat: 0, -ENOENT on a kernel without them, or -errno. */
+int nt_mlock_batch_read(struct nt_mlock_batch *b);
 /* One value (kB) of /sys/devices/system/node/node<node>/meminfo, e.g. "Mlocked". */
 int nt_node_meminfo_read(int node, const char *key, long *kb);
 /* VmLck of the current task, kB. */
