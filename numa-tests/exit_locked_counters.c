@@ -74,7 +74,7 @@ struct extra {
 struct child_res {
 	int ready, err;
 	long found[NT_MAX_NODES];	/* base pages per node */
-	long heads, thp_pages;		/* huge page heads; base pages in huge pages */
+	long thp_pages;			/* base pages in huge pages */
 	long heads_on[NT_MAX_NODES];	/* huge page heads per node */
 	long misplaced;			/* base pages not where the policy puts them */
 };
@@ -216,10 +216,8 @@ static void child(const struct ecase *c, int go)
 		r->found[status[i]]++;
 		r->thp_pages += !!(flags[i] & NT_KPF(NT_KPF_THP));
 		if ((flags[i] & (NT_KPF(NT_KPF_THP) | NT_KPF(NT_KPF_COMPOUND_HEAD))) ==
-		    (NT_KPF(NT_KPF_THP) | NT_KPF(NT_KPF_COMPOUND_HEAD))) {
-			r->heads++;
+		    (NT_KPF(NT_KPF_THP) | NT_KPF(NT_KPF_COMPOUND_HEAD)))
 			r->heads_on[status[i]]++;
-		}
 	}
 #undef FAIL
 	nt_flag_set(&r->ready, 1);
@@ -280,7 +278,7 @@ static void run_case(const struct ecase *c)
 	struct nt_counters base, held, gone, settled, d;
 	struct extra xbase, xheld, xgone, xsettled;
 	long thp_held[NT_MAX_NODES];
-	long npages = g.len / g.page, per_huge = HPAGE_SIZE / g.page, queued;
+	long npages = g.len / g.page, per_huge = HPAGE_SIZE / g.page, queued, heads = 0;
 	int pipefd[2], status, node;
 	struct timespec t0, t1;
 	char where[160] = "";
@@ -306,7 +304,9 @@ static void run_case(const struct ecase *c)
 		if (g.res->found[node] && used < sizeof(where))
 			used += snprintf(where + used, sizeof(where) - used, " node%d:%ld", node,
 					 g.res->found[node]);
-	nt_tap_diag("%s: %ld pages on%s; %ld huge pages", c->label, npages, where, g.res->heads);
+	for (node = 0; node < NT_MAX_NODES; node++)
+		heads += g.res->heads_on[node];
+	nt_tap_diag("%s: %ld pages on%s; %ld huge pages", c->label, npages, where, heads);
 
 	snapshot(&held, &xheld, true);
 	if (g.memcg)
@@ -321,9 +321,9 @@ static void run_case(const struct ecase *c)
 	nt_tap_result(!g.res->misplaced, "%s: every page of the area where the policy puts it",
 		      c->label);
 	if (c->thp)
-		nt_tap_result(g.res->heads * per_huge == npages && g.res->thp_pages == npages,
+		nt_tap_result(heads * per_huge == npages && g.res->thp_pages == npages,
 			      "%s: every 2 MiB of the area is one huge page (%ld of %ld)", c->label,
-			      g.res->heads, npages / per_huge);
+			      heads, npages / per_huge);
 	else
 		nt_tap_result(!g.res->thp_pages, "%s: no page of the area is a huge page", c->label);
 
