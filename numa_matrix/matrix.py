@@ -45,6 +45,10 @@ SCENARIOS = {
                            "(the worst case: one page per node per batch)"},
     "thp-always": {"policy": "bind:0", "thp": "always", "op": "munlock",
                    "what": "munlock, bound to node 0, THP always"},
+    "thp-interleave": {"policy": "interleave:all", "thp": "always",
+                       "op": "munlock",
+                       "what": "munlock, interleaved over all nodes, THP "
+                               "always (one huge page per node in turn)"},
     "exit": {"policy": "interleave:all", "thp": "never", "op": "exit",
              "what": "exit of a process holding a locked area interleaved "
                      "over all nodes, THP never"},
