@@ -93,37 +93,15 @@ static struct {
 	struct child_res *res;
 	char thp_saved[32];
 	bool have_thp;
-	bool memcg;		/* the child runs in memcg GROUP */
-	bool memcg_was_on;	/* the memory controller was on for the root's children */
-} g = { .memcg_was_on = true };
-
-static void memcg_cleanup(void)
-{
-	int err = 0;
-
-	if (g.memcg)
-		err = nt_cgroup_remove(GROUP);
-	if (!g.memcg_was_on)
-		err |= nt_controller_disable("memory");
-	g.memcg = false;
-	g.memcg_was_on = true;
-	if (err)
-		fprintf(stderr, "exit_locked_counters: cleaning up memory cgroup %s failed\n", GROUP);
-}
+	bool memcg;		/* the child runs in memcg GROUP, a scratch group */
+} g;
 
 /* Where there is a memory controller, a group of its own for the child. */
 static void memcg_setup(void)
 {
-	int err = nt_controller_enable("memory", &g.memcg_was_on);
-
-	if (err == -ENODEV)
-		return;
-	nt_cleanup_push(memcg_cleanup);
-	if (!err)
-		err = nt_cgroup_create(GROUP);
-	if (err)
-		nt_tap_bail("making memory cgroup %s: %s", GROUP, strerror(-err));
-	g.memcg = true;
+	g.memcg = nt_scratch_start(false);
+	if (g.memcg)
+		nt_scratch_create(GROUP);
 }
 
 /* The group's anon_thp per node, in huge pages. */

@@ -55,7 +55,7 @@
 #define CHECKS		(NGROUPS * 2 + 1 + 3 * NGROUPS * MEMCG_CHECKS + 2 + 1)
 
 struct group {
-	char name[64];		/* under /sys/fs/cgroup */
+	const char *name;	/* a scratch group (lib/cgroup.h) */
 	char letter;		/* A, B: what subtest names call it */
 	enum nt_kind kind;
 	const char *charge;	/* memory.stat key its area is charged as */
@@ -68,23 +68,7 @@ struct group {
 
 static struct {
 	struct group g[NGROUPS];
-	bool was_on;		/* the memory controller was on for the root's children */
-	int made;		/* groups created */
-} m = { .was_on = true };
-
-static void cleanup(void)
-{
-	int err = 0;
-
-	nt_cgroup_enter(NULL);
-	while (m.made > 0)
-		err |= nt_cgroup_remove(m.g[--m.made].name);
-	if (!m.was_on)
-		err |= nt_controller_disable("memory");
-	m.was_on = true;
-	if (err)
-		fprintf(stderr, "memcg_locked: cleaning up the memory cgroups failed\n");
-}
+} m;
 
 static long stat_of(const struct group *g, const char *key)
 {
@@ -93,14 +77,6 @@ static long stat_of(const struct group *g, const char *key)
 	if (nt_cgroup_stat(g->name, "memory.stat", key, &v))
 		nt_tap_bail("%s: reading %s from memory.stat", g->name, key);
 	return v;
-}
-
-static void enter(const struct group *g)
-{
-	int err = nt_cgroup_enter(g ? g->name : NULL);
-
-	if (err)
-		nt_tap_bail("moving into cgroup %s: %s", g ? g->name : "/", strerror(-err));
 }
 
 /* Where the area's pages are, per node (they must all be resident). */
@@ -212,13 +188,13 @@ static void touch_alternately(void)
 		for (k = 0; k < NGROUPS; k++) {
 			struct nt_area *a = &m.g[k].r.a;
 
-			enter(&m.g[k]);
+			nt_scratch_enter(m.g[k].name);
 			for (n = 0; n < BATCH_STEP && done[k] < a->npages; n++, done[k]++)
 				a->addr[done[k] * a->page_size] = 1;
 			more |= done[k] < a->npages;
 		}
 	}
-	enter(NULL);
+	nt_scratch_enter(NULL);
 	for (k = 0; k < NGROUPS; k++)
 		for (i = 0; i < m.g[k].r.a.npages; i++)
 			if (!m.g[k].r.a.addr[i * m.g[k].r.a.page_size])
@@ -284,24 +260,19 @@ int main(int argc, char **argv)
 {
 	struct nt_topology t;
 	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
-	int k, err;
+	int k;
 
-	nt_memcg_require(&m.was_on);
-	nt_cleanup_push(cleanup);
+	nt_scratch_start(true);
 	m.g[0].kind = NT_PRIVATE_ANON;
 	m.g[0].charge = "anon";
 	m.g[1].kind = NT_MEMFD;
 	m.g[1].charge = "shmem";
 	for (k = 0; k < NGROUPS; k++) {
 		m.g[k].letter = 'A' + k;
-		snprintf(m.g[k].name, sizeof(m.g[k].name), "nt-memcg-%c-%d", 'a' + k, getpid());
-		err = nt_cgroup_create(m.g[k].name);
-		if (err)
-			nt_tap_bail("creating cgroup %s: %s", m.g[k].name, strerror(-err));
-		m.made++;
+		m.g[k].name = nt_scratch_create("nt-memcg-%c-%d", 'a' + k, getpid());
 	}
 	nt_tap_plan(CHECKS);
 	nt_lk_in_child(&t, len, CHECKS, "two memcgs", run, NULL);
-	cleanup();
+	nt_scratch_end();
 	return nt_tap_finish();
 }

@@ -53,35 +53,11 @@
 #define CHECKS_PER_CASE	3	/* memcg sizes locked, unlocked; batch counters */
 
 static struct {
-	char name[2][64];	/* memcgs A and B under the root */
-	int made;
-	bool was_on;		/* the memory controller was on for the root's children */
+	const char *name[2];	/* memcgs A and B: scratch groups (lib/cgroup.h) */
 	bool have_stats;	/* mlock_batch_* in /proc/vmstat */
 	long page_size;
 	char *scratch;		/* one page: mlock()+munlock() drains this CPU */
-} m = { .was_on = true };
-
-static void cleanup(void)
-{
-	int err = 0;
-
-	nt_cgroup_enter(NULL);
-	while (m.made > 0)
-		err |= nt_cgroup_remove(m.name[--m.made]);
-	if (!m.was_on)
-		err |= nt_controller_disable("memory");
-	m.was_on = true;
-	if (err)
-		fprintf(stderr, "mlock_batch_memcg: cleaning up the memory cgroups failed\n");
-}
-
-static void enter(const char *name)
-{
-	int err = nt_cgroup_enter(name);
-
-	if (err)
-		nt_tap_bail("moving into cgroup %s: %s", name ? name : "/", strerror(-err));
-}
+} m;
 
 static void batch_read(struct nt_mlock_batch *b)
 {
@@ -163,10 +139,10 @@ static void run_case(int node, bool alternating)
 	if (nt_set_task_policy(&pol))
 		nt_tap_bail("set_mempolicy(MPOL_BIND, node %d): %s", node, strerror(errno));
 	for (i = 0; i < NPAGES; i++) {
-		enter(m.name[group_of(i, alternating)]);
+		nt_scratch_enter(m.name[group_of(i, alternating)]);
 		p[i * m.page_size] = 1;
 	}
-	enter(NULL);
+	nt_scratch_enter(NULL);
 	if (nt_set_task_policy(NULL))
 		nt_tap_bail("set_mempolicy(MPOL_DEFAULT): %s", strerror(errno));
 	if (mlock(p, len))
@@ -206,15 +182,9 @@ int main(void)
 	err = nt_topology_read(&t);
 	if (err)
 		nt_tap_bail("reading the node topology: %s", strerror(-err));
-	nt_memcg_require(&m.was_on);
-	nt_cleanup_push(cleanup);
-	for (g = 0; g < 2; g++) {
-		snprintf(m.name[g], sizeof(m.name[g]), "nt-batch-%c-%d", 'a' + g, getpid());
-		err = nt_cgroup_create(m.name[g]);
-		if (err)
-			nt_tap_bail("creating cgroup %s: %s", m.name[g], strerror(-err));
-		m.made++;
-	}
+	nt_scratch_start(true);
+	for (g = 0; g < 2; g++)
+		m.name[g] = nt_scratch_create("nt-batch-%c-%d", 'a' + g, getpid());
 	m.page_size = sysconf(_SC_PAGESIZE);
 	m.have_stats = !nt_mlock_batch_read(&probe);
 	m.scratch = mmap(NULL, m.page_size, PROT_READ | PROT_WRITE,
@@ -235,6 +205,6 @@ int main(void)
 	run_case(node, true);
 	run_case(node, false);
 	nt_affinity_restore(&saved);
-	cleanup();
+	nt_scratch_end();
 	return nt_tap_finish();
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "harness.h"
 #include "sysfile.h"
 #include "tap.h"
 #include "values.h"
@@ -196,13 +198,100 @@ int nt_cgroup_numa_stat(const char *name, const char *key, long per_node[NT_MAX_
 	return err;
 }
 
-void nt_memcg_require(bool *was_on)
+/* What a test that needs memcgs does when enabling the controller failed. */
+static void memcg_enable_failed(int err)
 {
-	int err = nt_controller_enable("memory", was_on);
-
 	if (err == -ENODEV)
 		nt_tap_skip_all("no memory controller in %s/cgroup.controllers (cgroup v2 with CONFIG_MEMCG)",
 				NT_CGROUP_ROOT);
 	if (err)
 		nt_tap_bail("enabling the memory controller: %s", strerror(-err));
+}
+
+void nt_memcg_require(bool *was_on)
+{
+	memcg_enable_failed(nt_controller_enable("memory", was_on));
+}
+
+/* The scratch groups of this process, for nt_scratch_end(). */
+static struct {
+	char name[NT_SCRATCH_MAX][64];
+	int made;
+	bool started;		/* the cleanup is registered */
+	bool was_on;		/* the memory controller was on for the root's children */
+} scratch = { .was_on = true };
+
+void nt_scratch_end(void)
+{
+	int err;
+
+	/* A group with a process in it cannot be removed. */
+	if (scratch.made) {
+		err = nt_cgroup_enter(NULL);
+		if (err)
+			fprintf(stderr, "numa-tests: moving back to the root cgroup: %s\n",
+				strerror(-err));
+	}
+	while (scratch.made > 0) {
+		const char *name = scratch.name[--scratch.made];
+
+		err = nt_cgroup_remove(name);
+		if (err)
+			fprintf(stderr, "numa-tests: removing cgroup %s: %s\n", name,
+				strerror(-err));
+	}
+	if (!scratch.was_on) {
+		err = nt_controller_disable("memory");
+		if (err)
+			fprintf(stderr, "numa-tests: turning the memory controller off again: %s\n",
+				strerror(-err));
+	}
+	scratch.was_on = true;
+}
+
+bool nt_scratch_start(bool required)
+{
+	int err;
+
+	if (scratch.started)
+		return true;
+	err = nt_controller_enable("memory", &scratch.was_on);
+	if (err == -ENODEV && !required)
+		return false;
+	memcg_enable_failed(err);
+	nt_cleanup_push(nt_scratch_end);
+	scratch.started = true;
+	return true;
+}
+
+const char *nt_scratch_create(const char *fmt, ...)
+{
+	va_list ap;
+	char *name;
+	int err, n;
+
+	/* Without the cleanup registered the group would outlive the test. */
+	if (!scratch.started)
+		nt_tap_bail("%s() before nt_scratch_start()", __func__);
+	if (scratch.made == NT_SCRATCH_MAX)
+		nt_tap_bail("more than %d scratch cgroups", NT_SCRATCH_MAX);
+	name = scratch.name[scratch.made];
+	va_start(ap, fmt);
+	n = vsnprintf(name, sizeof(scratch.name[0]), fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (int)sizeof(scratch.name[0]))
+		nt_tap_bail("a scratch cgroup's name is too long");
+	err = nt_cgroup_create(name);
+	if (err)
+		nt_tap_bail("creating cgroup %s: %s", name, strerror(-err));
+	scratch.made++;
+	return name;
+}
+
+void nt_scratch_enter(const char *name)
+{
+	int err = nt_cgroup_enter(name);
+
+	if (err)
+		nt_tap_bail("moving into cgroup %s: %s", name ? name : "/", strerror(-err));
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "nodemask.h"
+#include "tap.h"
 
 #define NT_CGROUP_ROOT	"/sys/fs/cgroup"
 
@@ -72,5 +73,36 @@ int nt_cgroup_stat(const char *name, const char *file, const char *key, long *va
  * N0=4096 N1=0"), in bytes; nodes not listed are 0. 0, -ENOENT, or -errno.
  */
 int nt_cgroup_numa_stat(const char *name, const char *key, long per_node[NT_MAX_NODES]);
+
+/*
+ * Scratch memory cgroups: child groups of the root that a test makes for
+ * itself. They go again whichever way the test ends (a cleanup of
+ * lib/harness.h), and the memory controller is turned off again if the test
+ * turned it on, so the next test finds the hierarchy as this one did.
+ */
+#define NT_SCRATCH_MAX	4	/* groups per test */
+
+/*
+ * Turns the memory controller on for the scratch groups and registers their
+ * cleanup. Where there is no memory controller: with required, skips the
+ * whole plan (nt_memcg_require()); without, returns false. Bails out on any
+ * other error. True when scratch groups can be made.
+ */
+bool nt_scratch_start(bool required);
+/*
+ * Creates (or reuses) the child group of the root named by fmt and
+ * remembers it for the cleanup; bails out if it cannot. Returns the name,
+ * valid until the test ends.
+ */
+const char *nt_scratch_create(const char *fmt, ...) NT_PRINTF(1, 2);
+/* nt_cgroup_enter() of a scratch group (NULL: the root), bailing out on failure. */
+void nt_scratch_enter(const char *name);
+/*
+ * Puts the calling process back in the root, removes every scratch group,
+ * last made first, and turns the memory controller off if
+ * nt_scratch_start() turned it on; says on stderr what it could not undo.
+ * The cleanup does this at exit; calling it earlier is harmless.
+ */
+void nt_scratch_end(void);
 
 #endif
