@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CM_MAX_NODES	64
 #define CM_MAX_VCPUS	64
@@ -111,6 +112,7 @@ struct cm_params {
 	unsigned int nr_vcpus;
 	unsigned int vcpu_node[CM_MAX_VCPUS];
 	char out[4096];
+	char profile[4096];	/* profile=: the instruction profile's file, or "" */
 };
 
 /* Defaults: docs/cost-model.md names the published source of each. */
@@ -158,5 +160,42 @@ uint64_t cm_cycles(const struct cm_params *p, unsigned int cpu_node,
 /* "insns=N user=N kernel=N ... cycles=N" for a region record; its length. */
 int cm_format(char *buf, size_t len, const struct cm_params *p,
 	      unsigned int cpu_node, const struct cm_counts *k);
+
+/* ---- the instruction profile of marked regions (profile.c) ---- */
+
+struct cm_profile_slot {
+	uint64_t count;		/* executions since translation */
+	uint64_t start;		/* count at the open region's start marker */
+	uint64_t sum;		/* executions inside closed regions */
+	uint64_t vaddr;
+};
+
+/* The address of instructions counted while no slot could be allocated. */
+#define CM_PROFILE_NOWHERE	UINT64_MAX
+
+struct cm_profile {
+	struct cm_profile_slot **chunks;
+	size_t nr_chunks, nr_slots;
+	struct cm_profile_slot sink;
+	uint64_t regions, lost;
+};
+
+void cm_profile_init(struct cm_profile *p);
+/*
+ * A new counter for one translation of the instruction at vaddr, for an
+ * inline add of 1 per execution; never NULL (out of memory: the sink's).
+ */
+uint64_t *cm_profile_slot(struct cm_profile *p, uint64_t vaddr);
+/* At a start marker (again inside a region: starts it again). */
+void cm_profile_start(struct cm_profile *p);
+/* At an end marker of an open region: adds the region to the sums. */
+void cm_profile_end(struct cm_profile *p);
+/*
+ * "# ..." header lines (regions, the sum of the counts, region_insns as
+ * the caller counted them), then "ADDRESS COUNT" per address that executed
+ * inside a region, ascending, address in 16 hex digits. 0, or -1.
+ */
+int cm_profile_write(struct cm_profile *p, FILE *f, uint64_t region_insns);
+void cm_profile_free(struct cm_profile *p);
 
 #endif

@@ -188,12 +188,23 @@ static int set_vcpu_nodes(struct cm_params *p, const char *v)
 	return 0;
 }
 
+/* A file name into one of the PATH_MAX-sized fields. */
+static int set_path(char *dst, size_t size, const char *v)
+{
+	if (!*v || strlen(v) >= size)
+		return -EINVAL;
+	strcpy(dst, v);
+	return 0;
+}
+
 static int set_out(struct cm_params *p, const char *v)
 {
-	if (!*v || strlen(v) >= sizeof(p->out))
-		return -EINVAL;
-	strcpy(p->out, v);
-	return 0;
+	return set_path(p->out, sizeof(p->out), v);
+}
+
+static int set_profile(struct cm_params *p, const char *v)
+{
+	return set_path(p->profile, sizeof(p->profile), v);
 }
 
 static int set_l1d(struct cm_params *p, const char *v)
@@ -225,7 +236,7 @@ struct cm_arg {
 
 static const struct cm_arg cm_args[] = {
 	SET_ARG(l1d), SET_ARG(l2), SET_ARG(llc), SET_ARG(nodes), SET_ARG(slit),
-	SET_ARG(vcpu_nodes), SET_ARG(out),
+	SET_ARG(vcpu_nodes), SET_ARG(out), SET_ARG(profile),
 	UINT_ARG(line, 4096),
 	UINT_ARG(lat_l2, 100000), UINT_ARG(lat_llc, 100000),
 	UINT_ARG(lat_mem, 100000), UINT_ARG(lat_atomic, 100000),

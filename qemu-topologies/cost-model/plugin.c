@@ -11,7 +11,9 @@
  *
  * run-guest (--clock model) loads it with the topology's nodes, SLIT and
  * vCPU placement; the guest reads the records back through the run
- * directory's share.
+ * directory's share. With profile=PATH it also counts, inside regions, the
+ * instructions of each guest virtual address and writes them to PATH at
+ * exit (profile.c, docs/profile.md).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +49,10 @@ static unsigned int line_shift;
 static FILE *out;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t unmatched_end, restarted;
+/* profile=: the file, the counters, the instructions of closed regions. */
+static FILE *profile_out;
+static struct cm_profile profile;
+static uint64_t region_insns;
 
 #define KIND_ATOMIC	0x100
 
@@ -127,6 +133,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 			__atomic_add_fetch(&restarted, 1, __ATOMIC_RELAXED);
 		v->start = v->now;
 		v->open = true;
+		if (profile_out)
+			cm_profile_start(&profile);
 		return;
 	}
 	if (!v->open) {
@@ -135,6 +143,11 @@ static void on_marker(unsigned int vcpu, void *udata)
 	}
 	v->open = false;
 	v->regions++;
+	if (profile_out) {
+		cm_profile_end(&profile);
+		region_insns += v->now.c[CM_INSN_USER] - v->start.c[CM_INSN_USER] +
+				v->now.c[CM_INSN_KERNEL] - v->start.c[CM_INSN_KERNEL];
+	}
 	write_record(vcpu, v);
 }
 
@@ -165,6 +178,11 @@ static void instrument(struct qemu_plugin_insn *insn)
 		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_insn, CM_CB_NO_REGS,
 						       (void *)kind);
 	}
+	/* The same inline add as the count above: the two agree exactly. */
+	if (profile_out)
+		qemu_plugin_register_vcpu_insn_exec_inline(
+			insn, CM_INLINE_ADD_U64,
+			cm_profile_slot(&profile, qemu_plugin_insn_vaddr(insn)), 1);
 	qemu_plugin_register_vcpu_mem_cb(insn, on_mem, CM_CB_NO_REGS, CM_MEM_RW, NULL);
 }
 
@@ -192,6 +210,11 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
 	fprintf(out, "# markers: %" PRIu64 " end without start, %" PRIu64
 		" start inside a region\n", unmatched_end, restarted);
 	fclose(out);
+	if (profile_out) {
+		if (cm_profile_write(&profile, profile_out, region_insns) | fclose(profile_out))
+			fprintf(stderr, "costmodel: error: cannot write %s\n", params.profile);
+		cm_profile_free(&profile);
+	}
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -235,6 +258,18 @@ static int setup(const struct cm_qemu_info *info)
 	out = fopen(params.out, "w");
 	if (!out)
 		return fail("cannot write %s", params.out);
+	if (params.profile[0]) {
+		/* One vCPU: the profile's counters, like the inline counts, are shared. */
+		if (nr_vcpus > 1) {
+			snprintf(err, sizeof(err), "profile= counts the regions of one vCPU, "
+				 "as the model clock runs; QEMU has %u", nr_vcpus);
+			return fail("%s", err);
+		}
+		cm_profile_init(&profile);
+		profile_out = fopen(params.profile, "w");
+		if (!profile_out)
+			return fail("cannot write %s", params.profile);
+	}
 	return 0;
 }
 
