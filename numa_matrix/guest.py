@@ -41,6 +41,9 @@ ONE_VCPU_CLOCKS = ("icount", "model")
 # The run's share as guest-init mounts it, and the plugin's records in it.
 GUEST_SHARE = "/run/numa-matrix"
 MODEL_LOG = "model.log"
+# --model-profile: where the plugin writes the instruction profile of the
+# marked regions (docs/profile.md), in the run directory.
+MODEL_PROFILE = "profile.txt"
 
 EXIT_SPLAT, EXIT_TIMEOUT, EXIT_SETUP = 123, 124, 125
 
@@ -206,10 +209,11 @@ def model_log(rundir, root):
     return os.path.join(rundir, "share", MODEL_LOG)
 
 
-def model_plugin_arg(topo, plugin, out):
+def model_plugin_arg(topo, plugin, out, profile=None):
     """-plugin's argument for --clock model: the topology's nodes in node
-    order, its SLIT row by row, each vCPU's node, and the records file OUT
-    (docs/cost-model.md). QEMU reads ",," as a comma."""
+    order, its SLIT row by row, each vCPU's node, the records file OUT and
+    the instruction profile's file PROFILE, if any (docs/cost-model.md,
+    docs/profile.md). QEMU reads ",," as a comma."""
     n = len(topo.nodes)
     node_of = {c: node.id for node in topo.nodes for c in node.cpus}
     parts = [plugin.replace(",", ",,"),
@@ -218,16 +222,19 @@ def model_plugin_arg(topo, plugin, out):
                                 for a in range(n) for b in range(n)),
              "vcpu_nodes=" + ":".join(str(node_of[c]) for c in sorted(node_of)),
              "out=" + out.replace(",", ",,")]
+    if profile:
+        parts.append("profile=" + profile.replace(",", ",,"))
     return ",".join(parts)
 
 
 def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
                  control=None, binding=None, plugin=None, shell=False,
-                 extra=(), initrd=None):
+                 extra=(), initrd=None, profile=False):
     """The one place where a QEMU command line is put together. SHELL: the
     serial console is this terminal (a copy still goes to console.log);
     EXTRA: the user's --qemu-opts, last; INITRD: the guest's root, in place
-    of the host's over 9p (and then no 9p at all)."""
+    of the host's over 9p (and then no 9p at all); PROFILE: the cost model
+    also writes the instruction profile of its regions to MODEL_PROFILE."""
     machine = "q35" + (",hmat=on" if topo.hmat else "")
     mem = f"{topo.mem_mib}M"
     smp = f"{topo.ncpus}"
@@ -256,8 +263,9 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
                 "-rtc", "base=2020-01-01T00:00:00,clock=vm"]
         if clock == "model":
             root = "initramfs" if initrd else "host"
-            cmd += ["-plugin", model_plugin_arg(topo, plugin,
-                                                model_log(rundir, root))]
+            cmd += ["-plugin", model_plugin_arg(
+                topo, plugin, model_log(rundir, root),
+                os.path.join(rundir, MODEL_PROFILE) if profile else None)]
     else:
         cmd += ["-accel", "tcg,thread=multi" if topo.ncpus > 1 else "tcg",
                 "-cpu", "max"]
@@ -573,7 +581,8 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
     shell = getattr(args, "shell", False)
     cmd = qemu_command(topo, kernel, cmdline, rundir, shares, accel,
                        args.clock, control, binding, getattr(args, "plugin", None),
-                       shell, getattr(args, "qemu_opts", ()), initrd)
+                       shell, getattr(args, "qemu_opts", ()), initrd,
+                       bool(getattr(args, "model_profile", None)))
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
     streams = Streams(rundir) if not args.quiet else None
@@ -624,22 +633,26 @@ def root_mount_hint(console):
             "prints every option the guests need")
 
 
-def copy_model_log(args, rundir):
-    """--model-log FILE: the cost model's records of this guest, whatever
-    became of it (an empty file when the plugin wrote none)."""
-    if not getattr(args, "model_log", None):
-        return
-    src = model_log(rundir, args.root)
-    try:
-        with open(src) as f:
-            text = f.read()
-    except OSError:
-        text = ""
-    write_atomically(os.path.abspath(args.model_log), text)
+def copy_model_files(args, rundir):
+    """--model-log FILE and --model-profile FILE: the cost model's records
+    and profile of this guest, whatever became of it (an empty file when the
+    plugin wrote nothing)."""
+    for dest, src in ((getattr(args, "model_log", None),
+                       model_log(rundir, args.root)),
+                      (getattr(args, "model_profile", None),
+                       os.path.join(rundir, MODEL_PROFILE))):
+        if not dest:
+            continue
+        try:
+            with open(src) as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        write_atomically(os.path.abspath(dest), text)
 
 
 def finish(args, rundir, qemu_rc, timed_out, seconds):
-    copy_model_log(args, rundir)
+    copy_model_files(args, rundir)
     console_path = os.path.join(rundir, "console.log")
     try:
         with open(console_path, errors="replace") as f:
@@ -718,6 +731,10 @@ def main():
                     "waits for no host I/O (repeatable under icount/model)")
     ap.add_argument("--model-log", metavar="FILE",
                     help="--clock model: copy the cost model's records to FILE")
+    ap.add_argument("--model-profile", metavar="FILE",
+                    help="--clock model: count the instructions of each "
+                    "address inside the marked regions and write them to FILE "
+                    "(docs/profile.md)")
     ap.add_argument("--writable", action="append", default=[], metavar="DIR",
                     help="host directory the guest may write (repeatable)")
     ap.add_argument("--thp", choices=("always", "madvise", "never"),
@@ -765,8 +782,9 @@ def main():
     if args.root == "initramfs" and (args.writable or args.shell):
         ap.error("--root initramfs: the guest sees nothing of the host, so no "
                  "--writable and no --shell")
-    if args.model_log and args.clock != "model":
-        ap.error("--model-log needs --clock model")
+    for opt in ("model_log", "model_profile"):
+        if getattr(args, opt) and args.clock != "model":
+            ap.error(f"--{opt.replace('_', '-')} needs --clock model")
     try:
         topo = topology.find(args.topology)
         topology.check_fits(topo, topology.host_limits())

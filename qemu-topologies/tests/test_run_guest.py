@@ -135,6 +135,27 @@ class QemuCommand(unittest.TestCase):
         self.assertEqual(args["out"], "/run/x/share/model.log")
         self.assertNotIn("-plugin", self.command("8node", clock="icount"))
 
+    def test_model_profile_is_a_plugin_argument_only_when_asked(self):
+        t = topology.find("4node").single_cpu()
+        cmd = rg.qemu_command(t, "/k/bzImage", "x", "/run/x", [], "tcg",
+                              "model", plugin="/b/cm.so", profile=True)
+        plugin = cmd[cmd.index("-plugin") + 1]
+        self.assertTrue(plugin.endswith(",profile=/run/x/profile.txt"), plugin)
+        plugin = self.command("4node", clock="model")[
+            self.command("4node", clock="model").index("-plugin") + 1]
+        self.assertNotIn("profile=", plugin)
+        arg = rg.model_plugin_arg(t, "/cm.so", "/r/model.log", "/r,1/profile.txt")
+        self.assertTrue(arg.endswith(",out=/r/model.log,profile=/r,,1/profile.txt"),
+                        arg)
+
+    def test_guest_kernels_boot_at_their_linked_address(self):
+        # The profile maps guest addresses through System.map: no KASLR.
+        for clock in ("model", "icount", "wall"):
+            args = argparse.Namespace(thp=None, append=[], clock=clock,
+                                      root="initramfs")
+            line = rg.kernel_cmdline(args, topology.find("2node"))
+            self.assertIn("nokaslr", line.split())
+
     def test_model_commas_and_memoryless_nodes(self):
         t = topology.parse("description x\nnode 0 cpus=0\nnode 1 cpus=1 mem=64M\n"
                            "node 2 mem=64M\n")
@@ -250,14 +271,25 @@ class InitramfsRoot(unittest.TestCase):
         with tempfile.TemporaryDirectory() as rundir:
             out = os.path.join(rundir, "out.log")
             args = argparse.Namespace(model_log=out, root="initramfs")
-            rg.copy_model_log(args, rundir)
+            rg.copy_model_files(args, rundir)
             with open(out) as f:
                 self.assertEqual(f.read(), "")
             with open(os.path.join(rundir, "model.log"), "w") as f:
                 f.write("region=1 vcpu=0 insns=5\n")
-            rg.copy_model_log(args, rundir)
+            rg.copy_model_files(args, rundir)
             with open(out) as f:
                 self.assertEqual(f.read(), "region=1 vcpu=0 insns=5\n")
+
+    def test_model_profile_copied_out(self):
+        with tempfile.TemporaryDirectory() as rundir:
+            out = os.path.join(rundir, "out.profile")
+            args = argparse.Namespace(model_log=None, model_profile=out,
+                                      root="initramfs")
+            with open(os.path.join(rundir, rg.MODEL_PROFILE), "w") as f:
+                f.write("# regions=1\nffffffff81000000 5\n")
+            rg.copy_model_files(args, rundir)
+            with open(out) as f:
+                self.assertEqual(f.read(), "# regions=1\nffffffff81000000 5\n")
 
 
 class HostBinding(unittest.TestCase):
