@@ -440,6 +440,9 @@ def store(p, seconds):
     shutil.copy2(os.path.join(p["build"], "arch/x86/boot/bzImage"), tmp)
     shutil.copy2(os.path.join(p["build"], ".config"),
                  os.path.join(tmp, "config"))
+    # The symbols of this very image (the build dir of a git tree serves
+    # every commit): what `results/matrix profile` names functions with.
+    shutil.copy2(os.path.join(p["build"], "System.map"), tmp)
     release = read(os.path.join(p["build"], "include/config/kernel.release"))
     info = describe(p)
     info.update({"kernel_release": release.strip(),
@@ -458,6 +461,66 @@ def built_image(p):
         return image_path(p)
     image = os.path.join(p["store"], "bzImage")
     return image if os.path.isfile(image) else None
+
+
+def files_equal(a, b):
+    try:
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return fa.read() == fb.read()
+    except OSError:
+        return False
+
+
+def system_map(p):
+    """The System.map of a built kernel, or a Failure saying why there is
+    none to trust. A kernel stored since build-kernel keeps one has it
+    beside its bzImage; one stored before, of a Debian source or a tarball,
+    has it in its tree's build dir as long as that dir's last build is this
+    very bzImage (the build dir serves every config of its flavour). The
+    build dir of a git tree serves every commit: only a copy made at build
+    time says which commit it is of."""
+    if p["kind"] == "image":
+        d = os.path.dirname(p["image"])
+        candidates = [os.path.join(d, "System.map")]
+        if p["image"].endswith(os.path.join("arch", "x86", "boot", "bzImage")):
+            candidates.append(os.path.join(d, "..", "..", "..", "System.map"))
+        for candidate in candidates:
+            if os.path.isfile(candidate):
+                return os.path.abspath(candidate)
+        raise Failure(f"no System.map beside {p['image']} (nor at the top of "
+                      "the kbuild tree it was built in): put the one of its "
+                      "build beside it")
+    image = os.path.join(p["store"], "bzImage")
+    if not os.path.isfile(image):
+        raise Failure(f"kernel {p['label']}/{p['flavour']} is not built: run "
+                      f"kernel-series/build-kernel {p['spec']} --flavour "
+                      f"{p['flavour']}")
+    stored = os.path.join(p["store"], "System.map")
+    if os.path.isfile(stored):
+        return stored
+    built = os.path.join(p["build"], "System.map")
+    last_image = os.path.join(p["build"], "arch/x86/boot/bzImage")
+    if p["kind"] == "git":
+        why = ("the build dir of a git tree is shared by all its commits, so "
+               "no System.map there can be trusted to be this commit's")
+    elif not os.path.isfile(built):
+        why = f"its build dir {p['build']} has none"
+    # The same image, and no link of vmlinux after it (a build that failed
+    # later would leave a newer System.map beside the old bzImage).
+    elif not files_equal(last_image, image) or \
+            os.path.getmtime(built) > os.path.getmtime(last_image):
+        why = (f"its build dir {p['build']} has built another image since "
+               "(another config of the flavour): its System.map is not this "
+               "kernel's")
+    else:
+        return built
+    raise Failure(f"kernel {p['label']}/{p['flavour']} was stored without its "
+                  f"System.map, and {why}: remove {p['store']} and run "
+                  f"kernel-series/build-kernel {p['spec']} --flavour "
+                  f"{p['flavour']} (an incremental build with ccache), which "
+                  "keeps System.map beside the bzImage")
 
 
 @contextlib.contextmanager
