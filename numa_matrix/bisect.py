@@ -22,7 +22,7 @@ import re
 import subprocess
 import time
 
-from . import BUILD_KERNEL, RESULTS, kernelspec
+from . import BUILD_KERNEL, kernelspec
 from . import matrix as mx
 
 
@@ -177,19 +177,7 @@ class Bisect:
 
 def cmd_bisect(args):
     limit = threshold(args.threshold)
-    if args.scenario not in mx.SCENARIOS:
-        raise mx.Failure(f"unknown scenario '{args.scenario}' (known: "
-                         f"{', '.join(mx.SCENARIOS)})")
-    if mx.SCENARIOS[args.scenario].get("clocks") and \
-            "icount" not in mx.SCENARIOS[args.scenario]["clocks"]:
-        raise mx.Failure(f"scenario {args.scenario} cannot run under icount")
-    mx.topology.find(args.topology)
-    args.clock, args.accel = "icount", "tcg"
-    args.bench = os.path.abspath(os.path.join(
-        args.build or mx.DEFAULT_BUILD, "numa-tests", "bench", "timedmunlock"))
-    if not os.access(args.bench, os.X_OK):
-        raise mx.Failure(f"{args.bench} is not built: run ./numa-matrix setup "
-                         "(or meson compile -C build)")
+    mx.one_cell_args(args, "icount")
     b = Bisect(args, commit_plans(args), limit)
     try:
         first = b.run()
@@ -209,21 +197,10 @@ def add_parser(sub):
                    help="the commit to compare against (older)")
     p.add_argument("--bad", required=True, metavar="GITDIR@COMMIT",
                    help="a later commit of the same tree whose cost differs")
-    p.add_argument("--scenario", default="interleave",
-                   help="matrix scenario (default interleave)")
-    p.add_argument("--topology", default="4node",
-                   help="machine (default 4node)")
     p.add_argument("--threshold", default="5%",
                    help="how far from good counts as changed (default 5%%)")
-    p.add_argument("--iterations", type=int, default=3,
-                   help="per commit (default 3: icount repeats)")
-    p.add_argument("--size", default="64M", help="default 64M")
-    p.add_argument("--flavour", choices=kernelspec.FLAVOURS, default="perf")
-    p.add_argument("--timeout", type=int, default=900,
-                   help="seconds per guest, default 900")
+    mx.add_one_cell(p, "per commit (default 3: icount repeats)")
     p.add_argument("--run-dir", help="where the cells go (default: "
                    "results/<version>/<id>-bisect); an existing one is "
                    "reused, its measured commits not run again")
-    p.add_argument("--results", default=RESULTS, help=mx.argparse.SUPPRESS)
-    p.add_argument("--build", help=mx.argparse.SUPPRESS)
     return p

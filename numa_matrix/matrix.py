@@ -7,6 +7,7 @@
   matrix report RUN_DIR         (re)write RUN_DIR/report.md and its plots
   matrix compare RUN_A RUN_B    compare two runs cell by cell
   matrix bisect --good G --bad B  the commit that changed the cost (icount)
+  matrix profile --kernel K ...  instructions per kernel function (model)
   matrix list                   the kernels, topologies and scenarios
 
 A cell is one benchmark invocation in its own guest: one kernel, one
@@ -380,8 +381,10 @@ def merge_model_records(stdout, records):
     return "".join(merged)
 
 
-def run_cell(env, rundir, kernel, topo, scenario):
-    """One guest, one benchmark. Figures on success, .failed otherwise."""
+def run_cell(env, rundir, kernel, topo, scenario, profile=None):
+    """One guest, one benchmark. Figures on success, .failed otherwise.
+    PROFILE (model clock): where the cost model writes the instructions of
+    each address in the timed regions (docs/profile.md)."""
     path = cell_path(rundir, topo, scenario, kernel)
     guest = [RUN_GUEST, "--topology", topo_copy(rundir, topo),
              "--kernel", env["kernels"][kernel]["image"],
@@ -397,6 +400,8 @@ def run_cell(env, rundir, kernel, topo, scenario):
         # The guest cannot read the model's records: merged here instead.
         records = f"{path[:-4]}.model{os.getpid()}"
         guest += ["--model-log", records]
+    if profile:
+        guest += ["--model-profile", profile]
     environ = dict(os.environ)
     if env["clock"] == "model":
         if file_sha256(env["cost_model"]["plugin"]) != env["cost_model"]["sha256"]:
@@ -1152,6 +1157,41 @@ def add_selection(p):
     p.add_argument("--build", help=argparse.SUPPRESS)
 
 
+def add_one_cell(p, iterations_help):
+    """The options of a command that runs one scenario on one machine per
+    kernel (bisect, profile)."""
+    p.add_argument("--scenario", default="interleave",
+                   help="matrix scenario (default interleave)")
+    p.add_argument("--topology", default="4node",
+                   help="machine (default 4node)")
+    p.add_argument("--iterations", type=int, default=3, help=iterations_help)
+    p.add_argument("--size", default="64M", help="default 64M")
+    p.add_argument("--flavour", choices=kernelspec.FLAVOURS, default="perf")
+    p.add_argument("--timeout", type=int, default=900,
+                   help="seconds per guest, default 900")
+    p.add_argument("--results", default=RESULTS, help=argparse.SUPPRESS)
+    p.add_argument("--build", help=argparse.SUPPRESS)
+
+
+def one_cell_args(args, clock):
+    """Checks and completes the options of add_one_cell() for CLOCK: a
+    known scenario that runs under it, a known machine, the benchmark
+    built."""
+    if args.scenario not in SCENARIOS:
+        raise Failure(f"unknown scenario '{args.scenario}' (known: "
+                      f"{', '.join(SCENARIOS)})")
+    if SCENARIOS[args.scenario].get("clocks") and \
+            clock not in SCENARIOS[args.scenario]["clocks"]:
+        raise Failure(f"scenario {args.scenario} cannot run under {clock}")
+    topology.find(args.topology)
+    args.clock, args.accel = clock, "tcg"
+    args.bench = os.path.abspath(os.path.join(
+        args.build or DEFAULT_BUILD, "numa-tests", "bench", "timedmunlock"))
+    if not os.access(args.bench, os.X_OK):
+        raise Failure(f"{args.bench} is not built: run ./numa-matrix setup "
+                      "(or meson compile -C build)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1178,8 +1218,9 @@ def main():
                           "of any runs (RUN_DIR:KERNEL)")
     cmp_.add_argument("run_a", metavar="RUN_A[:KERNEL]")
     cmp_.add_argument("run_b", metavar="RUN_B[:KERNEL]")
-    from . import bisect
+    from . import bisect, profile
     bisect.add_parser(sub)
+    profile.add_parser(sub)
     lst = sub.add_parser("list", help="kernels, topologies, scenarios")
     lst.add_argument("--flavour", default="perf")
     run.set_defaults(run_dir=None)
@@ -1209,6 +1250,8 @@ def main():
             return cmd_compare(args)
         if args.cmd == "bisect":
             return bisect.cmd_bisect(args)
+        if args.cmd == "profile":
+            return profile.cmd_profile(args)
         return cmd_list(args)
     except (Failure, topology.TopologyError) as e:
         log(f"error: {e}")
