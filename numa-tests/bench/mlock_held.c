@@ -6,8 +6,9 @@
  * A page faulted into a VM_LOCKED vma is queued for mlock_new_page()'s LRU
  * work and stays off the LRU, holding a reference, until its batch drains:
  * compaction skips it, and migration fails on it unless it first drains
- * every CPU (lru_cache_disable()). 6.1 keeps one batch of 15 per CPU; a
- * series that keeps one batch per node keeps up to 15 per node and CPU.
+ * every CPU (lru_cache_disable()). 6.1 keeps one pagevec of 15 per CPU,
+ * drained when it fills, so up to 14 wait; a series that keeps one batch
+ * per node keeps up to one less than a batch per node and CPU.
  *
  * mmap(MAP_LOCKED | MAP_POPULATE) and mlock() drain the CPU's batches before
  * they return (populate_vma_page_range(), mlock_vma_pages_range()); faults
