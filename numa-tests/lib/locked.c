@@ -845,3 +845,12 @@ size_t nt_thp_size(const char **why)
 	*why = size ? NULL : "no PMD size in " THP_DIR "/hpage_pmd_size";
 	return size;
 }
+
+int nt_thp_split(pid_t pid, const void *start, const void *end)
+{
+	char req[96];
+
+	snprintf(req, sizeof(req), "%d,0x%lx,0x%lx", (int)pid, (unsigned long)start,
+		 (unsigned long)end);
+	return nt_file_write(NT_THP_SPLIT, req);
+}

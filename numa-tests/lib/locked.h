@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "area.h"
 #include "counters.h"
@@ -294,5 +295,15 @@ void nt_lk_map_thp(struct nt_lk *lk, size_t len, size_t hpage, const struct nt_p
  * why there are none for MADV_HUGEPAGE here (no THP, or THP "never").
  */
 size_t nt_thp_size(const char **why);
+
+/* debugfs' way to split the huge pages of a range (CONFIG_DEBUG_FS, mounted). */
+#define NT_THP_SPLIT	"/sys/kernel/debug/split_huge_pages"
+/*
+ * Splits every transparent huge page mapped in [start, end) of process pid
+ * into base pages ("PID,0xSTART,0xEND"). A huge page the kernel cannot split
+ * (an extra reference on it, say) stays whole, and that is not an error:
+ * look at the pages afterwards. 0, or -errno of the write.
+ */
+int nt_thp_split(pid_t pid, const void *start, const void *end);
 
 #endif
