@@ -268,6 +268,13 @@ void nt_lk_in_child_on(const struct nt_topology *t, int cpu_node, size_t len,
 		       void (*fn)(const struct nt_topology *t, size_t len, int local_node,
 				  void *arg),
 		       void *arg);
+/*
+ * Runs fn(arg) in a child pinned to cpu that must report exactly checks
+ * subtests, and waits for it; for tests that race two CPUs of their own
+ * choosing (nt_two_cpus()).
+ */
+void nt_in_child_on_cpu(int cpu, unsigned int checks, const char *what, void (*fn)(void *arg),
+			void *arg);
 /* The same with transparent huge pages allowed in the child when thp is set. */
 void nt_lk_in_child_thp(const struct nt_topology *t, int cpu_node, bool thp, size_t len,
 			unsigned int checks, const char *what,
@@ -281,6 +288,16 @@ void nt_lk_in_child_thp(const struct nt_topology *t, int cpu_node, bool thp, siz
  */
 void nt_lk_map(struct nt_lk *lk, enum nt_kind kind, size_t len, const struct nt_policy *pol,
 	       bool lock, int local_node, struct nt_vma *vma);
+
+/*
+ * Maps len bytes of private anonymous memory aligned to align as r, locked
+ * and populated by mmap() (MAP_LOCKED | MAP_POPULATE) with pol as the task
+ * policy: mmap() faults the pages in before an mbind() could apply. Whether
+ * they are huge pages is the THP mode's and the process's choice. Bails on
+ * errors.
+ */
+void nt_lk_map_populated(struct nt_region *r, size_t len, size_t align,
+			 const struct nt_policy *pol);
 
 /*
  * Maps len bytes (a multiple of hpage) of private anonymous memory aligned to
