@@ -28,7 +28,7 @@ Exits 1 when a mutant was not caught.
     kernel-series/mutants/run-mutants                    # every mutant
     kernel-series/mutants/run-mutants 01 08              # names starting so
     kernel-series/mutants/run-mutants --tests lock_methods,migrate_locked
-    kernel-series/mutants/run-mutants --render --doc docs/test-matrix.md
+    kernel-series/mutants/run-mutants --render --doc results/mutants/mutants.md
 
 The test binaries come from the Meson build dir (./numa-matrix setup; meson
 compile -C build), the tests from its 'numa' suite.
