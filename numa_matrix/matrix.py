@@ -96,6 +96,13 @@ SCENARIOS = {
                         "what": "munlock, interleaved over all nodes, "
                                 "anonymous 16/32/64 kB THP always (64 kB "
                                 "folios), PMD THP never"},
+    # mlock() of a populated area: what the references it queues cost.
+    "mlock": {"policy": "interleave:all", "thp": "never", "op": "mlock",
+              "what": "mlock of a populated area interleaved over all "
+                      "nodes, THP never"},
+    "mlock-bind": {"policy": "bind:0", "thp": "never", "op": "mlock",
+                   "what": "mlock of a populated area bound to node 0, THP "
+                           "never"},
     "concurrent": {"policy": "interleave:all", "thp": "never", "op": "munlock",
                    "processes": "cpus", "clocks": ("wall",),
                    "what": "one process per vCPU munlocking its own "

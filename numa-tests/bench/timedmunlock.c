@@ -11,6 +11,10 @@
  *   munlock  munlock() of the whole area; afterwards VmLck must be back to
  *            its value before the mmap (checked, not timed), then munmap().
  *   munmap   munmap() of the whole, still locked, area.
+ *   mlock    mlock() of the whole area, mapped and populated unlocked
+ *            (as --unlocked maps it); afterwards VmLck must have grown by
+ *            the area (checked, not timed), then munlock() and munmap().
+ *            What the references that mlock() queues cost.
  *   exit     a child forked for the iteration maps, populates, locks and
  *            checks the area, says it is ready and blocks on a pipe. The
  *            parent reads the clock, writes the pipe (the exit request), the
@@ -106,8 +110,8 @@
 #define KPF_COMPOUND_HEAD	15
 #define KPF_COMPOUND_TAIL	16
 
-enum op { OP_MUNLOCK, OP_MUNMAP, OP_EXIT };
-static const char *const op_names[] = { "munlock", "munmap", "exit" };
+enum op { OP_MUNLOCK, OP_MUNMAP, OP_EXIT, OP_MLOCK, NR_OPS };
+static const char *const op_names[] = { "munlock", "munmap", "exit", "mlock" };
 
 struct options {
 	char policy_text[256];
@@ -165,7 +169,7 @@ static void __attribute__((noreturn)) usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 		"usage: timedmunlock [--policy P] [--size S] [--thp never|always|madvise]\n"
-		"                    [--op munlock|munmap|exit] [--iterations N]\n"
+		"                    [--op munlock|munmap|exit|mlock] [--iterations N]\n"
 		"                    [--processes N] [--vmstat PREFIX]... [--no-global-checks]\n"
 		"                    [--unlocked]\n"
 		"                    [--mthp SIZE,...]\n"
@@ -182,7 +186,8 @@ static void __attribute__((noreturn)) usage(int status)
 		"  --unlocked    map the area without locking it (--op munmap, exit)\n"
 		"  --processes   N processes, each with its own area, doing each\n"
 		"                iteration's timed operation at the same time (barrier);\n"
-		"                one line per process and iteration (munlock, munmap)\n"
+		"                one line per process and iteration (munlock, munmap,\n"
+		"                mlock)\n"
 		"  --vmstat      print, per iteration, the change of the /proc/vmstat items\n"
 		"                starting with PREFIX across the timed operation\n"
 		"  --no-global-checks  skip the per-node Mlocked check (other processes\n"
@@ -305,11 +310,11 @@ static void parse_args(int argc, char **argv)
 			opt.thp = optarg;
 			break;
 		case 'o':
-			for (n = 0; n < 3; n++)
+			for (n = 0; n < NR_OPS; n++)
 				if (!strcmp(optarg, op_names[n]))
 					break;
-			if (n == 3)
-				die("bad --op '%s': munlock, munmap or exit", optarg);
+			if (n == NR_OPS)
+				die("bad --op '%s': munlock, munmap, exit or mlock", optarg);
 			opt.op = n;
 			break;
 		case 'n':
@@ -346,10 +351,13 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage(2);
-	if (opt.unlocked && opt.op == OP_MUNLOCK)
+	if (opt.unlocked && (opt.op == OP_MUNLOCK || opt.op == OP_MLOCK))
 		die("--unlocked works with --op munmap and exit");
 	if (opt.processes > 1 && opt.op == OP_EXIT)
-		die("--processes works with --op munlock and munmap");
+		die("--processes works with --op munlock, munmap and mlock");
+	/* mlock() locks an area mapped as --unlocked maps it. */
+	if (opt.op == OP_MLOCK)
+		opt.unlocked = true;
 	if (opt.size % page_size)
 		die("--size %zu is not a multiple of the page size %zu", opt.size, page_size);
 	if (strcmp(opt.thp, "never") && opt.size % HPAGE_SIZE)
@@ -845,6 +853,27 @@ static void now(struct timespec *t)
 
 static struct vmstat_snap vm_before, vm_after;
 
+/* The timed call of --op munlock and mlock; 0 or -1 with errno. */
+static int timed_lock_op(char *area)
+{
+	return opt.op == OP_MLOCK ? mlock(area, opt.size) : munlock(area, opt.size);
+}
+
+/* How much VmLck grew across the timed operation. */
+static long timed_locked_kb(void)
+{
+	return opt.op == OP_MLOCK ? (long)(opt.size >> 10) : 0;
+}
+
+/* What an iteration does after its checks to leave nothing behind. */
+static void unmap_after(char *area)
+{
+	if (opt.op == OP_MLOCK && munlock(area, opt.size))
+		die("munlock(%zu): %s", opt.size, strerror(errno));
+	if ((opt.op == OP_MUNLOCK || opt.op == OP_MLOCK) && munmap(area, opt.size))
+		die("munmap(%zu): %s", opt.size, strerror(errno));
+}
+
 static double run_in_process(unsigned int it, const long mlocked_before[NT_MAX_NODES])
 {
 	long lck_before = vmlck_kb(), lck;
@@ -861,11 +890,11 @@ static double run_in_process(unsigned int it, const long mlocked_before[NT_MAX_N
 	if (it == 1)
 		print_placement(&pl);
 	vmstat_read(&vm_before);
-	if (opt.op == OP_MUNLOCK) {
+	if (opt.op == OP_MUNLOCK || opt.op == OP_MLOCK) {
 		now(&t0);
 		cm_region_start();
-		if (munlock(area, opt.size))
-			die("munlock(%zu): %s", opt.size, strerror(errno));
+		if (timed_lock_op(area))
+			die("%s(%zu): %s", op_names[opt.op], opt.size, strerror(errno));
 		cm_region_end();
 		now(&t1);
 	} else {
@@ -878,13 +907,12 @@ static double run_in_process(unsigned int it, const long mlocked_before[NT_MAX_N
 	}
 	vmstat_read(&vm_after);
 	lck = vmlck_kb();
-	if (lck != lck_before)
+	if (lck != lck_before + timed_locked_kb())
 		die("VmLck is %ld kB after %s, %ld kB before the area was mapped", lck,
 		    op_names[opt.op], lck_before);
+	unmap_after(area);
 	if (opt.global_checks)
 		check_node_mlocked(mlocked_before, op_names[opt.op]);
-	if (opt.op == OP_MUNLOCK && munmap(area, opt.size))
-		die("munmap(%zu): %s", opt.size, strerror(errno));
 	vmstat_print(it, &vm_before, &vm_after);
 	return elapsed(&t0, &t1);
 }
@@ -930,15 +958,14 @@ static void worker(unsigned int w)
 		barrier(&sh->mapped);
 		barrier(&sh->go);
 		now(&t0);
-		if (opt.op == OP_MUNLOCK ? munlock(area, opt.size) : munmap(area, opt.size))
+		if (opt.op == OP_MUNMAP ? munmap(area, opt.size) : timed_lock_op(area))
 			die("worker %u: %s(%zu): %s", w, op_names[opt.op], opt.size,
 			    strerror(errno));
 		now(&t1);
-		if (vmlck_kb() != lck_before)
+		if (vmlck_kb() != lck_before + timed_locked_kb())
 			die("worker %u: VmLck is %ld kB after %s, %ld kB before the area was "
 			    "mapped", w, vmlck_kb(), op_names[opt.op], lck_before);
-		if (opt.op == OP_MUNLOCK && munmap(area, opt.size))
-			die("worker %u: munmap(%zu): %s", w, opt.size, strerror(errno));
+		unmap_after(area);
 		sh->secs[(it - 1) * opt.processes + w] = elapsed(&t0, &t1);
 		barrier(&sh->done);
 		barrier(&sh->checked);
