@@ -21,7 +21,6 @@ with the reason.
 
 import argparse
 import ctypes
-import hashlib
 import json
 import os
 import re

@@ -4,6 +4,7 @@
 every program, and every program an entry point into the package rather
 than a loader of another script."""
 
+import json
 import os
 import re
 import sys
@@ -48,10 +49,11 @@ class EntryPoints(unittest.TestCase):
         scripts = []
         for folder in ("kernel-series", "kernel-series/mutants",
                        "qemu-topologies", "qemu-topologies/tests", "results",
-                       "results/tests", "numa_matrix"):
+                       "results/tests", "numa_matrix", "numa_matrix/tests"):
             d = os.path.join(numa_matrix.TOP, folder)
             scripts += [os.path.join(d, f) for f in os.listdir(d)
-                        if os.path.isfile(os.path.join(d, f))]
+                        if os.path.isfile(os.path.join(d, f))
+                        and os.path.join(d, f) != os.path.abspath(__file__)]
         for path in scripts:
             with open(path, errors="replace") as f:
                 first = f.readline()
@@ -61,8 +63,28 @@ class EntryPoints(unittest.TestCase):
             self.assertNotRegex(text, r"SourceFileLoader|exec_module|"
                                 r"runpy\.|exec\(open", path)
             # Only the package's top folder goes on sys.path.
-            for m in re.finditer(r"sys\.path\.insert\(0, (.*)", text):
+            for m in re.finditer(r"^sys\.path\.insert\(0, (.*)", text, re.M):
                 self.assertIn("dirname(os.path.dirname(", m.group(1), path)
+
+
+class UnitTestsFound(unittest.TestCase):
+    """The unit tests are found by a glob when Meson configures: a file
+    added since is not run until the build dir is reconfigured, which
+    ./numa-matrix setup does when the set of files changes."""
+
+    def test_every_test_file_is_a_meson_test(self):
+        build = os.environ.get("NUMA_MATRIX_MESON_BUILD")
+        if not build:
+            self.skipTest("not run by meson test: no NUMA_MATRIX_MESON_BUILD")
+        with open(os.path.join(build, "meson-info", "intro-tests.json")) as f:
+            registered = {os.path.realpath(t["cmd"][-1])
+                          for t in json.load(f) if t["cmd"]}
+        here = os.path.dirname(os.path.abspath(__file__))
+        on_disk = {os.path.realpath(os.path.join(here, f))
+                   for f in os.listdir(here)
+                   if re.fullmatch(r"test_\w+\.py", f)}
+        self.assertEqual(on_disk - registered, set(),
+                         "reconfigure: ./numa-matrix setup")
 
 
 if __name__ == "__main__":

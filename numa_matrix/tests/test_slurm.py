@@ -4,7 +4,8 @@
 topology, the jobs it submits and their dependencies (recorded by stand-in
 sbatch/scancel/scontrol programs on PATH), resubmission of unfinished cells
 only, cancelling on a refused sbatch, and the report job marking cells whose
-task ended without a result. The real-cluster test is test_slurm.py."""
+task ended without a result. The real-cluster test is
+results/tests/slurm_cluster.py."""
 
 import contextlib
 import io
@@ -212,8 +213,8 @@ class Submit(unittest.TestCase):
             self.assertNotIn("--dependency", self.options(c))
         self.assertIn(f"built   kernel baseline (perf): {image}", out.stdout)
         # The report job says so of a task that ended without a result.
-        r = subprocess.run([PATH, "--finish", rundir, "2"], capture_output=True,
-                           text=True, env=self.env, check=False)
+        subprocess.run([PATH, "--finish", rundir, "2"], capture_output=True,
+                       text=True, env=self.env, check=False)
         with open(mx.cell_path(rundir, "1node", "bind", "baseline")[:-4]
                   + ".failed") as f:
             self.assertIn("the kernel was built before submission", f.read())

@@ -14,7 +14,7 @@ before it starts) and checks that the cells needing it are reported failed.
 The daemons are stopped at the end, also when a check fails or the test is
 interrupted.
 
-  test_slurm.py [--bench BUILD/numa-tests/bench/timedmunlock] [--keep]
+  slurm_cluster.py [--bench BUILD/numa-tests/bench/timedmunlock] [--keep]
 
 Skips (saying why) only when it cannot run: not root, or the Slurm packages
 are missing and apt-get cannot install them. See docs/slurm.md.
@@ -163,7 +163,7 @@ class Cluster:
                  "ThreadsPerCore", "RealMemory")]
         self.cpus = int(dict(w.split("=") for w in node)["CPUs"])
         ctld, slurmd = free_port(), free_port()
-        conf = f"""# Written by results/tests/test_slurm.py: a one-host test cluster.
+        conf = f"""# Written by results/tests/slurm_cluster.py: a one-host test cluster.
 ClusterName=numamatrixtest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort={ctld}

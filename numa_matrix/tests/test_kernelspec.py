@@ -73,7 +73,7 @@ def fake_bzimage(path, version):
         f.write(data)
 
 
-REPO = {}
+REPO: dict = {}
 
 
 def setUpModule():
