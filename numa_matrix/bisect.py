@@ -24,36 +24,34 @@ import time
 
 from . import BUILD_KERNEL, kernelspec
 from . import matrix as mx
+from .errors import UsageError
 
 
 def threshold(text):
     m = re.fullmatch(r"(\d+(?:\.\d+)?)%?", text or "")
     if not m or float(m.group(1)) <= 0:
-        raise mx.Failure(f"--threshold {text}: give a percentage above 0, "
+        raise UsageError(f"--threshold {text}: give a percentage above 0, "
                          "e.g. 5%")
     return float(m.group(1))
 
 
 def commit_plans(args):
     """The good commit, each commit after it up to bad: their plans."""
-    try:
-        good = kernelspec.one(args.good, args.flavour)
-        bad = kernelspec.one(args.bad, args.flavour)
-        for what, p in (("--good", good), ("--bad", bad)):
-            if p["kind"] != "git":
-                raise mx.Failure(f"{what} {p['spec_text']}: bisect walks the "
-                                 "commits of a git tree: give GITDIR@COMMIT")
-        if good["source"]["gitdir"] != bad["source"]["gitdir"]:
-            raise mx.Failure("--good and --bad are in different git "
-                             f"repositories ({good['source']['repo']}, "
-                             f"{bad['source']['repo']}): give two commits of "
-                             "one tree")
-        # The range, with good's series (if any) on every commit.
-        spec = kernelspec.parse(args.good)
-        spec.rev, spec.range = None, (good["commit"], bad["commit"])
-        return kernelspec.kernels(spec, args.flavour)
-    except kernelspec.SpecError as e:
-        raise mx.Failure(str(e)) from None
+    good = kernelspec.one(args.good, args.flavour)
+    bad = kernelspec.one(args.bad, args.flavour)
+    for what, p in (("--good", good), ("--bad", bad)):
+        if p["kind"] != "git":
+            raise UsageError(f"{what} {p['spec_text']}: bisect walks the "
+                             "commits of a git tree: give GITDIR@COMMIT")
+    if good["source"]["gitdir"] != bad["source"]["gitdir"]:
+        raise UsageError("--good and --bad are in different git "
+                         f"repositories ({good['source']['repo']}, "
+                         f"{bad['source']['repo']}): give two commits of "
+                         "one tree")
+    # The range, with good's series (if any) on every commit.
+    spec = kernelspec.parse(args.good)
+    spec.rev, spec.range = None, (good["commit"], bad["commit"])
+    return kernelspec.kernels(spec, args.flavour)
 
 
 def cost(rundir, topo, scenario, label):
@@ -96,7 +94,7 @@ class Bisect:
         out = subprocess.run([BUILD_KERNEL, p["spec"], "--flavour", a.flavour],
                              stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode != 0:
-            raise mx.Failure(f"building commit {label} failed (see above); "
+            raise mx.MatrixError(f"building commit {label} failed (see above); "
                              f"what was measured is kept in {self.rundir}")
         self.env = mx.write_env(self.rundir, a, {label: p}, self.topos,
                                 [a.scenario])
@@ -106,7 +104,7 @@ class Bisect:
             ok, reason = mx.run_cell(self.env, self.rundir, label, self.topo,
                                      a.scenario)
             if not ok:
-                raise mx.Failure(f"commit {label}: the benchmark failed: "
+                raise mx.MatrixError(f"commit {label}: the benchmark failed: "
                                  f"{reason} (see {path[:-4]}.failed); what "
                                  f"was measured is kept in {self.rundir}")
         self.costs[i] = cost(self.rundir, self.topo, a.scenario, label)

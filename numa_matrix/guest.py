@@ -23,7 +23,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,9 +30,11 @@ import time
 
 from . import (QEMU_TOPOLOGIES, TOP, cache_root, hostctl, initramfs, kernels,
                kernelspec, topology)
+from .errors import NumaMatrixError
+from .util import atomic_write, host_facts, qemu_binary
 
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
-QEMU = os.environ.get("NUMA_MATRIX_QEMU", "qemu-system-x86_64")
+QEMU = qemu_binary()
 
 # Clocks that repeat: one vCPU under -icount (QEMU 7.2 hangs at SMP bring-up
 # with it). "model" adds the cost model plugin (docs/cost-model.md).
@@ -58,8 +59,8 @@ SPLAT = re.compile(
     r"page dumped because|Unable to handle kernel")
 
 
-class SetupError(Exception):
-    pass
+class SetupError(NumaMatrixError):
+    """The guest cannot be run: run-guest exits 125 (EXIT_SETUP)."""
 
 
 def log(msg):
@@ -97,13 +98,8 @@ def keep_paths(argv, writable):
 def resolve_kernel(spec, flavour):
     """The bzImage of one kernel spec (docs/kernel-specs.md), built
     already: run-guest looks kernels up and never builds one."""
-    try:
-        p = kernelspec.one(spec, flavour)
-        image = kernels.built_image(p)
-    except kernelspec.SpecError as e:
-        raise SetupError(str(e)) from None
-    except kernels.Failure as e:
-        raise SetupError(str(e)) from None
+    p = kernelspec.one(spec, flavour)
+    image = kernels.built_image(p)
     if not image:
         raise SetupError(f"kernel {p['label']}/{flavour} is not built: run "
                          f"kernel-series/build-kernel {spec} --flavour {flavour}")
@@ -492,26 +488,13 @@ def probe_verdict(rc):
     return None
 
 
-def write_atomically(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def kvm_works(kernel, topo, cmdline):
     """Probe once per host and QEMU: can this machine run the guest on KVM?
     A clear answer is cached; an inconclusive probe is not."""
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return False
-    version = subprocess.run([QEMU, "--version"], capture_output=True,
-                             text=True, check=False).stdout.split("\n")[0]
-    key = f"{version}|{os.uname().release}"
+    h = host_facts(QEMU)
+    key = f"{h.qemu}|{h.host_kernel}"
     path = os.path.join(cache_root(), "kvm-probe.json")
     try:
         with open(path) as f:
@@ -531,7 +514,7 @@ def kvm_works(kernel, topo, cmdline):
         log(f"KVM probe inconclusive (run-guest exit {rc}: the kernel failed "
             "or the guest was slow): TCG for this run, nothing cached")
         return False
-    write_atomically(path, json.dumps({"key": key, "works": works}) + "\n")
+    atomic_write(path, json.dumps({"key": key, "works": works}) + "\n")
     log(f"KVM {'works' if works else 'does not work'} here")
     return works
 
@@ -551,9 +534,9 @@ def boot(args, topo, kernel, cmdline, accel):
             # fresh /tmp, as over 9p: they must exist in the initramfs.
             initrd = initramfs.build(rundir, args.argv[0], files,
                                      [os.getcwd()] + args.keep_paths)
-        except initramfs.InitramfsError as e:
+        except initramfs.InitramfsError:
             shutil.rmtree(rundir, ignore_errors=True)
-            raise SetupError(f"--root initramfs: {e}") from None
+            raise
     else:
         write_share(rundir, files)
     # Unix socket paths are limited to 108 bytes: a long run directory gets
@@ -648,7 +631,7 @@ def copy_model_files(args, rundir):
                 text = f.read()
         except OSError:
             text = ""
-        write_atomically(os.path.abspath(dest), text)
+        atomic_write(os.path.abspath(dest), text)
 
 
 def finish(args, rundir, qemu_rc, timed_out, seconds):
@@ -811,7 +794,7 @@ def main():
         rc = boot(args, topo, kernel, cmdline, accel)
         record(args.record, accel, rc)
         return rc
-    except (SetupError, topology.TopologyError) as e:
+    except NumaMatrixError as e:
         log(f"error: {e}")
         record(args.record, None, EXIT_SETUP)
         return EXIT_SETUP
@@ -822,26 +805,16 @@ def main():
 
 def where():
     """The host a guest ran on: what a figure may depend on."""
-    model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    version = subprocess.run([QEMU, "--version"], capture_output=True,
-                             text=True, check=False).stdout.split("\n")[0]
-    return {"host": socket.gethostname(), "cpu_model": model,
-            "host_kernel": os.uname().release, "qemu": version}
+    h = host_facts(QEMU)
+    return {"host": h.host, "cpu_model": h.cpu_model,
+            "host_kernel": h.host_kernel, "qemu": h.qemu}
 
 
 def record(path, accel, rc):
     """--record FILE: how and where this guest ran, as JSON, for a program
     that keeps it with the guest's results (results/matrix does, per cell)."""
     if path:
-        write_atomically(os.path.abspath(path), json.dumps(
+        atomic_write(os.path.abspath(path), json.dumps(
             {"accel": accel, "exit": rc, **where()}) + "\n")
 
 

@@ -28,35 +28,20 @@ import sys
 import time
 
 from . import kernelspec as ks
-from .kernelspec import SpecError, read
+from .errors import NumaMatrixError, UsageError, report
+from .kernelspec import read
+from .util import replace_dir
 
 FLAVOURS = ks.FLAVOURS
 DEFAULT_SPEC = "patched"
 
 
-class Failure(Exception):
-    """An error the user can act on; the message names the cause."""
+class BuildError(NumaMatrixError):
+    """A kernel that could not be built or found: the message says why."""
 
 
 def log(msg):
     print(f"build-kernel: {msg}", file=sys.stderr, flush=True)
-
-
-def source_info(package=ks.DEFAULT_PACKAGE):
-    """A Debian source package's tarball, version and cache id (what
-    build-selftests unpacks too)."""
-    try:
-        return ks.package_info(package)
-    except SpecError as e:
-        raise Failure(str(e)) from None
-
-
-def plans(spec, flavour):
-    """Every kernel a spec names (Failure instead of SpecError)."""
-    try:
-        return ks.kernels(spec, flavour)
-    except SpecError as e:
-        raise Failure(str(e)) from None
 
 
 def run(cmd, cwd=None, env=None, logfile=None, what=None):
@@ -68,7 +53,7 @@ def run(cmd, cwd=None, env=None, logfile=None, what=None):
             f.write(f"$ {' '.join(cmd)}\n{out.stdout}")
     if out.returncode != 0:
         tail = "\n".join(out.stdout.splitlines()[-25:])
-        raise Failure(f"{what or ' '.join(cmd)} failed (exit {out.returncode}):"
+        raise BuildError(f"{what or ' '.join(cmd)} failed (exit {out.returncode}):"
                       f"\n{tail}")
     return out.stdout
 
@@ -90,7 +75,7 @@ def unpack_pristine(p):
     if len(entries) != 1 or not os.path.isfile(
             os.path.join(tmp, entries[0], "Makefile")):
         shutil.rmtree(tmp, ignore_errors=True)
-        raise Failure(f"{src['tarball']}: not a kernel source tarball (want "
+        raise BuildError(f"{src['tarball']}: not a kernel source tarball (want "
                       f"one top directory with a Makefile, got {entries[:5]})")
     try:
         os.rename(tmp, p["pristine"])
@@ -132,7 +117,7 @@ def apply_patches(p, tree):
                              cwd=tree, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, check=False)
         if out.returncode != 0:
-            raise Failure(patch_failure(p, name, out.stdout))
+            raise BuildError(patch_failure(p, name, out.stdout))
 
 
 def prepare_tree(p):
@@ -149,7 +134,7 @@ def prepare_tree(p):
     run(["cp", "-al", pristine_tree(p), tmp], what="copying the pristine tree")
     try:
         apply_patches(p, tmp)
-    except Failure:
+    except BuildError:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     os.rename(tmp, p["tree"])
@@ -274,7 +259,7 @@ def verify_config(p, tree):
                         f"{val} requested, .config has "
                         f"{'not set' if got == 'n' else got} ({why})")
     if problems:
-        raise Failure("olddefconfig dropped or changed requested options "
+        raise BuildError("olddefconfig dropped or changed requested options "
                       "(an unmet dependency, or a typo):\n"
                       + "\n".join(problems))
 
@@ -322,7 +307,7 @@ def image_path(p, check_config=True):
         log(f"warning: no .config found beside {p['image']}: the options the "
             "guests need are not checked (./numa-matrix config lists them)")
     elif missing:
-        raise Failure(f"{p['image']} lacks what the guests and tests need "
+        raise BuildError(f"{p['image']} lacks what the guests and tests need "
                       f"(its config {p['config']}): {', '.join(missing)}: "
                       "merge the output of './numa-matrix config' into its "
                       ".config and rebuild")
@@ -413,7 +398,7 @@ def compile_kernel(p, tree, env, logfile, jobs):
     stop_group(proc)
     if rc != 0:
         tail = "\n".join(read(logfile).splitlines()[-30:])
-        raise Failure(f"make bzImage failed (exit {rc}); full log: {logfile}\n"
+        raise BuildError(f"make bzImage failed (exit {rc}); full log: {logfile}\n"
                       f"{tail}")
     return time.time() - t0
 
@@ -451,8 +436,7 @@ def store(p, seconds):
     with open(os.path.join(tmp, "info.json"), "w") as f:
         json.dump(info, f, indent=2)
         f.write("\n")
-    shutil.rmtree(p["store"], ignore_errors=True)
-    os.rename(tmp, p["store"])
+    replace_dir(tmp, p["store"])
 
 
 def built_image(p):
@@ -474,7 +458,7 @@ def files_equal(a, b):
 
 
 def system_map(p):
-    """The System.map of a built kernel, or a Failure saying why there is
+    """The System.map of a built kernel, or a BuildError saying why there is
     none to trust. A kernel stored since build-kernel keeps one has it
     beside its bzImage; one stored before, of a Debian source or a tarball,
     has it in its tree's build dir as long as that dir's last build is this
@@ -489,12 +473,12 @@ def system_map(p):
         for candidate in candidates:
             if os.path.isfile(candidate):
                 return os.path.abspath(candidate)
-        raise Failure(f"no System.map beside {p['image']} (nor at the top of "
+        raise BuildError(f"no System.map beside {p['image']} (nor at the top of "
                       "the kbuild tree it was built in): put the one of its "
                       "build beside it")
     image = os.path.join(p["store"], "bzImage")
     if not os.path.isfile(image):
-        raise Failure(f"kernel {p['label']}/{p['flavour']} is not built: run "
+        raise BuildError(f"kernel {p['label']}/{p['flavour']} is not built: run "
                       f"kernel-series/build-kernel {p['spec']} --flavour "
                       f"{p['flavour']}")
     stored = os.path.join(p["store"], "System.map")
@@ -516,7 +500,7 @@ def system_map(p):
                "kernel's")
     else:
         return built
-    raise Failure(f"kernel {p['label']}/{p['flavour']} was stored without its "
+    raise BuildError(f"kernel {p['label']}/{p['flavour']} was stored without its "
                   f"System.map, and {why}: remove {p['store']} and run "
                   f"kernel-series/build-kernel {p['spec']} --flavour "
                   f"{p['flavour']} (an incremental build with ccache), which "
@@ -602,7 +586,7 @@ def legacy_spec(args):
     names = ks.read_series(series_dir or ks.series_dir_of(ks.DEFAULT_PACKAGE))
     k = args.patches if args.patches is not None else len(names)
     if not 0 <= k <= len(names):
-        raise Failure(f"--patches {k}: the series has {len(names)} patches")
+        raise UsageError(f"--patches {k}: the series has {len(names)} patches")
     spec = ks.Spec(f"--patches {k}" + (f" --series-dir {series_dir}"
                                        if series_dir else ""))
     spec.kind, spec.package = "package", ks.DEFAULT_PACKAGE
@@ -665,11 +649,11 @@ def main():
             return 0
         if args.patches is not None or args.series_dir:
             if args.spec:
-                raise Failure("give a spec or --patches/--series-dir, not both")
+                raise UsageError("give a spec or --patches/--series-dir, not both")
             spec = legacy_spec(args)
         else:
             spec = args.spec or DEFAULT_SPEC
-        ps = plans(spec, args.flavour)
+        ps = ks.kernels(spec, args.flavour)
         if args.info:
             out = []
             for p in ps:
@@ -685,7 +669,7 @@ def main():
             for p in ps:
                 image = built_image(p)
                 if not image:
-                    raise Failure(f"kernel {p['label']}/{p['flavour']} is not "
+                    raise BuildError(f"kernel {p['label']}/{p['flavour']} is not "
                                   f"built: run kernel-series/build-kernel "
                                   f"{spec if len(ps) == 1 and isinstance(spec, str) else p['spec']} "
                                   f"--flavour {p['flavour']}")
@@ -696,9 +680,8 @@ def main():
         for p in ps:
             print(build(p, args.jobs), flush=True)
         return 0
-    except Failure as e:
-        print(f"build-kernel: error: {e}", file=sys.stderr)
-        return 1
+    except NumaMatrixError as e:
+        return report("build-kernel", e)
     except KeyboardInterrupt:
         print("build-kernel: interrupted", file=sys.stderr)
         return 130

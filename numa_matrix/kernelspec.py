@@ -32,6 +32,8 @@ import re
 import subprocess
 
 from . import KERNEL_SERIES, cache_root
+from .errors import UsageError
+from .util import atomic_write
 
 DEFAULT_PACKAGE = "linux-source-6.1"
 CONFIG_DIR = os.path.join(KERNEL_SERIES, "config")
@@ -49,7 +51,7 @@ SPEC_HELP = ("baseline, patched, series-K, linux-source-X.Y[@VARIANT], "
              "optionally +SERIES_DIR (docs/kernel-specs.md)")
 
 
-class SpecError(Exception):
+class SpecError(UsageError):
     """A spec that names no kernel: the message says why and what to give."""
 
 
@@ -348,11 +350,7 @@ def file_digest(path):
             h.update(chunk)
     memo[key] = h.hexdigest()
     try:
-        os.makedirs(os.path.dirname(memo_path), exist_ok=True)
-        tmp = f"{memo_path}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            json.dump(memo, f)
-        os.rename(tmp, memo_path)
+        atomic_write(memo_path, json.dumps(memo))
     except OSError:
         pass                    # a read-only cache only costs a re-hash
     return memo[key]

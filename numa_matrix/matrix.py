@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -32,7 +31,9 @@ import time
 
 from . import BUILD_KERNEL, RESULTS, RUN_GUEST, TOP, kernelspec, topology
 from . import kernels as kbuild
+from .errors import NumaMatrixError, UsageError, report
 from .guest import ONE_VCPU_CLOCKS
+from .util import atomic_write, host_facts
 
 # icount and model repeat to the last digit (one vCPU, -icount); wall does not.
 CLOCKS = ("icount", "model", "wall")
@@ -112,8 +113,8 @@ def log(msg):
     print(f"matrix: {msg}", file=sys.stderr, flush=True)
 
 
-class Failure(Exception):
-    pass
+class MatrixError(NumaMatrixError):
+    """A run, a cell or a report that cannot go on: the message says why."""
 
 
 def sh(cmd, **kw):
@@ -124,10 +125,7 @@ def sh(cmd, **kw):
 
 def all_kernels():
     """The default selection: every variant of the default source."""
-    try:
-        return [name for name, _ in kernelspec.variants()]
-    except kernelspec.SpecError as e:
-        raise Failure(str(e)) from None
+    return [name for name, _ in kernelspec.variants()]
 
 
 def select_kernels(text, flavour):
@@ -136,13 +134,9 @@ def select_kernels(text, flavour):
     specs = all_kernels() if not text or text == "all" else text.split(",")
     chosen = {}
     for spec in specs:
-        try:
-            plans = kernelspec.kernels(spec, flavour)
-        except kernelspec.SpecError as e:
-            raise Failure(str(e)) from None
-        for p in plans:
+        for p in kernelspec.kernels(spec, flavour):
             if p["label"] in chosen:
-                raise Failure(f"two kernels of --kernels are called "
+                raise UsageError(f"two kernels of --kernels are called "
                               f"'{p['label']}': name them, LABEL=SPEC")
             chosen[p["label"]] = p
     return chosen
@@ -172,11 +166,11 @@ def select_topologies(text, rundir=None):
             except topology.TopologyError:
                 known = None
             if known and read_bytes(known.path) != read_bytes(topo.path):
-                raise Failure(f"--topologies {t}: the catalogue has another "
+                raise UsageError(f"--topologies {t}: the catalogue has another "
                               f"machine called {topo.name}: rename your file")
         if topo.name in chosen and \
                 read_bytes(chosen[topo.name]) != read_bytes(topo.path):
-            raise Failure(f"--topologies: two different machines are called "
+            raise UsageError(f"--topologies: two different machines are called "
                           f"{topo.name}: rename one of the files")
         chosen[topo.name] = topo.path
     return chosen
@@ -189,10 +183,10 @@ def parse_selection(args, rundir=None):
         (args.scenarios.split(",") if args.scenarios else DEFAULT_SCENARIOS)
     for s in scenarios:
         if s not in SCENARIOS:
-            raise Failure(f"unknown scenario '{s}' (known: {', '.join(SCENARIOS)})")
+            raise UsageError(f"unknown scenario '{s}' (known: {', '.join(SCENARIOS)})")
         clocks = SCENARIOS[s].get("clocks")
         if clocks and args.clock not in clocks:
-            raise Failure(f"scenario {s} needs --clock {' or '.join(clocks)}")
+            raise UsageError(f"scenario {s} needs --clock {' or '.join(clocks)}")
     return kernels, topos, scenarios
 
 
@@ -206,17 +200,10 @@ def git_describe():
 
 
 def host_env():
-    model = "unknown"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    qemu = sh(["qemu-system-x86_64", "--version"]).stdout.splitlines()
-    return {"cpu_model": model, "cpus": os.cpu_count(),
-            "memory_mib": topology.host_limits()["mem_mib"] * 2,
-            "host_kernel": platform.release(),
-            "qemu": qemu[0] if qemu else "unknown"}
+    h = host_facts()
+    return {"cpu_model": h.cpu_model, "cpus": h.cpus,
+            "memory_mib": h.memory_mib, "host_kernel": h.host_kernel,
+            "qemu": h.qemu}
 
 
 def kernel_info(plan):
@@ -256,13 +243,13 @@ def write_env(rundir, args, kernels, topos, scenarios):
     for k, old in env.get("kernels", {}).items():
         changed = identity_change(old, kinfo[k]) if k in kinfo else []
         if changed:
-            raise Failure(f"kernel {k} is not the one this run started with "
+            raise UsageError(f"kernel {k} is not the one this run started with "
                           f"({'; '.join(changed)}): its cells would mix two "
                           "kernels; start a new run instead of resuming")
     model = cost_model(args.bench) if args.clock == "model" else None
     if model and env.get("cost_model") and \
             env["cost_model"]["sha256"] != model["sha256"]:
-        raise Failure(f"the cost model plugin is not the one this run started "
+        raise UsageError(f"the cost model plugin is not the one this run started "
                       f"with (sha256 {env['cost_model']['sha256'][:12]} -> "
                       f"{model['sha256'][:12]}): its cells would mix two models; "
                       "start a new run instead of resuming")
@@ -310,19 +297,9 @@ def cost_model(bench):
     plugin = os.path.join(build, "qemu-topologies", "cost-model", "costmodel.so")
     sha = file_sha256(plugin)
     if not sha:
-        raise Failure(f"the cost model plugin {plugin} is not built: run "
+        raise MatrixError(f"the cost model plugin {plugin} is not built: run "
                       "./numa-matrix setup (or meson compile -C build)")
     return {"plugin": plugin, "sha256": sha}
-
-
-def atomic_write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.rename(tmp, path)
 
 
 # ---------------------------------------------------------------- running
@@ -367,17 +344,17 @@ def merge_model_records(stdout, records):
         if not m:
             continue
         if used == len(recs):
-            raise Failure(f"no cost model record for iteration {m.group(1)}")
+            raise MatrixError(f"no cost model record for iteration {m.group(1)}")
         rec = recs[used]
         region = int(rec.split()[0].split("=")[1])
         if last is not None and region != last + 1 or " insns=" not in rec:
-            raise Failure(f"cost model record {used + 1} is not the next "
+            raise MatrixError(f"cost model record {used + 1} is not the next "
                           f"region after {last}: {rec[:60]!r}")
         merged.append(f"# model iteration={m.group(1)}"
                       f"{rec[rec.index(' insns='):]}\n")
         used, last = used + 1, region
     if used != len(recs):
-        raise Failure(f"{len(recs)} cost model records for {used} iterations")
+        raise MatrixError(f"{len(recs)} cost model records for {used} iterations")
     return "".join(merged)
 
 
@@ -433,7 +410,7 @@ def run_cell(env, rundir, kernel, topo, scenario, profile=None):
             log_text = ""
         try:
             stdout = merge_model_records(stdout, log_text)
-        except Failure as e:
+        except MatrixError as e:
             why = str(e)
     if out.returncode == 130:
         # Ctrl-C: the cell did not run, it did not fail.
@@ -460,7 +437,7 @@ def run_cell(env, rundir, kernel, topo, scenario, profile=None):
 def load_env(rundir):
     path = os.path.join(rundir, "env.json")
     if not os.path.isfile(path):
-        raise Failure(f"{rundir} is not a matrix run directory (no env.json)")
+        raise UsageError(f"{rundir} is not a matrix run directory (no env.json)")
     with open(path) as f:
         return json.load(f)
 
@@ -531,7 +508,7 @@ def cmd_cell(args):
                                ("topology", args.topology, env["topologies"]),
                                ("scenario", args.scenario, env["scenarios"])):
         if value not in known:
-            raise Failure(f"{what} {value} is not in this run ({', '.join(known)})")
+            raise UsageError(f"{what} {value} is not in this run ({', '.join(known)})")
     if os.path.exists(cell_path(rundir, args.topology, args.scenario, args.kernel)) \
             and not args.force:
         log(f"{args.topology} {args.scenario} {args.kernel}: already done")
@@ -551,10 +528,10 @@ def build_kernels(env, rundir):
                               "--flavour", env["flavour"]],
                              stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode != 0:
-            raise Failure(f"building kernel {k} failed (see above); finished "
+            raise MatrixError(f"building kernel {k} failed (see above); finished "
                           f"cells are kept in {rundir}")
         if out.stdout.strip() != info["image"]:
-            raise Failure(f"kernel {k} built as {out.stdout.strip()}, but this "
+            raise MatrixError(f"kernel {k} built as {out.stdout.strip()}, but this "
                           f"run planned {info['image']}: its source, series, "
                           "config or compiler changed")
 
@@ -593,9 +570,9 @@ def jobs_for(clock, asked):
     if asked is None:
         return (os.cpu_count() or 1) if clock in ONE_VCPU_CLOCKS else 1
     if asked < 1:
-        raise Failure(f"--jobs {asked}: give 1 or more")
+        raise UsageError(f"--jobs {asked}: give 1 or more")
     if asked > 1 and clock not in ONE_VCPU_CLOCKS:
-        raise Failure(f"--jobs {asked} with --clock {clock}: wall-clock cells "
+        raise UsageError(f"--jobs {asked} with --clock {clock}: wall-clock cells "
                       "measure the host too and never run beside other cells; "
                       "drop --jobs")
     return asked
@@ -611,7 +588,7 @@ def cmd_run(args):
     rundir, env, cells = plan_run(args)
     jobs = jobs_for(env["clock"], args.jobs)
     if not os.access(env["bench"], os.X_OK):
-        raise Failure(f"{env['bench']} is not built: run ./numa-matrix setup "
+        raise MatrixError(f"{env['bench']} is not built: run ./numa-matrix setup "
                       "(or meson compile -C build)")
     log(f"run directory {rundir}")
     build_kernels(env, rundir)
@@ -664,7 +641,7 @@ def read_cell(path):
                 try:
                     where = json.loads(line[len("# cell "):])
                 except ValueError:
-                    raise Failure(f"{path}:{lineno}: a '# cell' line that is "
+                    raise MatrixError(f"{path}:{lineno}: a '# cell' line that is "
                                   "not JSON") from None
             if line.startswith("# model "):
                 record = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
@@ -678,15 +655,15 @@ def read_cell(path):
                     raise ValueError
                 sec, npages = float(fields[3]), int(fields[2])
             except ValueError:
-                raise Failure(f"{path}:{lineno}: not a result line "
+                raise MatrixError(f"{path}:{lineno}: not a result line "
                               f"(iteration,op,pages,seconds): {line[:60]!r}") \
                     from None
             seconds.append(sec)
             pages = npages
     if not seconds:
-        raise Failure(f"{path}: no iterations")
+        raise MatrixError(f"{path}: no iterations")
     if model and len(model) != len(seconds):
-        raise Failure(f"{path}: {len(seconds)} iterations but {len(model)} "
+        raise MatrixError(f"{path}: {len(seconds)} iterations but {len(model)} "
                       "cost model records")
     return {"seconds": seconds, "pages": pages, "meta": meta, "model": model,
             "where": where}
@@ -698,7 +675,7 @@ def figures(cell, clock):
     if clock != "model":
         return cell["seconds"]
     if not cell["model"]:
-        raise Failure("a cell of a --clock model run has no '# model' lines: "
+        raise MatrixError("a cell of a --clock model run has no '# model' lines: "
                       "its benchmark predates the cost model's markers")
     return [r["cycles"] for r in cell["model"]]
 
@@ -716,7 +693,7 @@ def load_run(rundir):
                     # One damaged file costs its cell, not the report.
                     try:
                         cells[key] = read_cell(path)
-                    except Failure as e:
+                    except MatrixError as e:
                         failed[key] = "damaged: " + str(e).replace(
                             path, os.path.relpath(path, rundir))
                 elif os.path.exists(path[:-4] + ".failed"):
@@ -1056,7 +1033,7 @@ def compare_side(arg):
     if kernel is None:
         return run, None, env, cells
     if kernel not in env["kernels"]:
-        raise Failure(f"{run} has no kernel '{kernel}' (it has "
+        raise UsageError(f"{run} has no kernel '{kernel}' (it has "
                       f"{', '.join(env['kernels'])})")
     return run, kernel, env, {(t, s, None): c for (t, s, k), c in cells.items()
                               if k == kernel}
@@ -1072,11 +1049,11 @@ def cmd_compare(args):
     run_a, ka, env_a, cells_a = compare_side(args.run_a)
     run_b, kb, env_b, cells_b = compare_side(args.run_b)
     if (ka is None) != (kb is None):
-        raise Failure("name a kernel on both sides (RUN_DIR:KERNEL) or on "
+        raise UsageError("name a kernel on both sides (RUN_DIR:KERNEL) or on "
                       "neither")
     common = sorted(set(cells_a) & set(cells_b), key=lambda c: (c[0], c[1], c[2] or ""))
     if not common:
-        raise Failure("the two runs have no cell in common")
+        raise MatrixError("the two runs have no cell in common")
     clock = env_a["clock"]
     repeatable = clock == env_b["clock"] and clock in ONE_VCPU_CLOCKS
     print(f"A: {run_a} ({env_a['clock']})\nB: {run_b} ({env_b['clock']})")
@@ -1178,17 +1155,17 @@ def one_cell_args(args, clock):
     known scenario that runs under it, a known machine, the benchmark
     built."""
     if args.scenario not in SCENARIOS:
-        raise Failure(f"unknown scenario '{args.scenario}' (known: "
+        raise UsageError(f"unknown scenario '{args.scenario}' (known: "
                       f"{', '.join(SCENARIOS)})")
     if SCENARIOS[args.scenario].get("clocks") and \
             clock not in SCENARIOS[args.scenario]["clocks"]:
-        raise Failure(f"scenario {args.scenario} cannot run under {clock}")
+        raise UsageError(f"scenario {args.scenario} cannot run under {clock}")
     topology.find(args.topology)
     args.clock, args.accel = clock, "tcg"
     args.bench = os.path.abspath(os.path.join(
         args.build or DEFAULT_BUILD, "numa-tests", "bench", "timedmunlock"))
     if not os.access(args.bench, os.X_OK):
-        raise Failure(f"{args.bench} is not built: run ./numa-matrix setup "
+        raise MatrixError(f"{args.bench} is not built: run ./numa-matrix setup "
                       "(or meson compile -C build)")
 
 
@@ -1253,7 +1230,6 @@ def main():
         if args.cmd == "profile":
             return profile.cmd_profile(args)
         return cmd_list(args)
-    except (Failure, topology.TopologyError) as e:
-        log(f"error: {e}")
-        return 1
+    except NumaMatrixError as e:
+        return report("matrix", e)
 

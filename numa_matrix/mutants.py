@@ -44,6 +44,8 @@ import sys
 import time
 
 from numa_matrix import BUILD_KERNEL, RUN_GUEST, TOP, cache_root
+from numa_matrix.errors import NumaMatrixError, UsageError, report
+from numa_matrix.util import atomic_write
 
 HERE = os.path.join(TOP, "kernel-series", "mutants")
 
@@ -54,6 +56,10 @@ DEFAULT_JSON = os.path.join(TOP, "results", "mutants", "mutants.json")
 
 def log(msg):
     print(f"run-mutants: {msg}", file=sys.stderr, flush=True)
+
+
+class MutantsError(NumaMatrixError):
+    """A campaign that cannot go on: the message says why."""
 
 
 def mutants(prefixes):
@@ -93,7 +99,7 @@ def build(args_list, what):
     log(f"building {what} (cached when unchanged)")
     r = subprocess.run([BUILD_KERNEL] + args_list, stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
-        raise SystemExit(f"run-mutants: building {what} failed (build-kernel exit "
+        raise MutantsError(f"building {what} failed (build-kernel exit "
                          f"{r.returncode})")
     return r.stdout.strip().splitlines()[-1]
 
@@ -118,11 +124,11 @@ def suite_tests(build_dir, only):
         tests.append((t["name"], t["cmd"][0]))
     missing = [n for n in (only or []) if n not in [t[0] for t in tests]]
     if missing:
-        raise SystemExit(f"run-mutants: not in the numa suite of {build_dir}: "
+        raise UsageError(f"not in the numa suite of {build_dir}: "
                          f"{', '.join(missing)}")
     absent = [p for _, p in tests if not os.access(p, os.X_OK)]
     if absent:
-        raise SystemExit(f"run-mutants: no test binary {absent[0]}: build it (meson "
+        raise MutantsError(f"no test binary {absent[0]}: build it (meson "
                          f"compile -C {build_dir}) or name the right --build-dir")
     return tests
 
@@ -182,12 +188,8 @@ class Record:
         return k
 
     def save(self):
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.data, f, indent=1, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(self.data, indent=1,
+                                           sort_keys=True) + "\n")
 
 
 def run_kernel(rec, name, image, description, tests, args):
@@ -238,7 +240,7 @@ def update_doc(path, text):
     with open(path) as f:
         doc = f.read()
     if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"run-mutants: {path} has no '{BEGIN}' ... '{END}' markers")
+        raise MutantsError(f"{path} has no '{BEGIN}' ... '{END}' markers")
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     with open(path, "w") as f:
@@ -261,29 +263,32 @@ def main():
     ap.add_argument("--markdown", action="store_true", help="print the table")
     args = ap.parse_args()
 
-    rec = Record(args.json, args.topology, args.flavour)
-    if not args.render:
-        names = mutants(args.mutants)
-        if not names:
-            raise SystemExit("run-mutants: no mutant matches")
-        tests = suite_tests(args.build_dir, args.tests.split(",") if args.tests else None)
-        base_img = build(["baseline", "--flavour", args.flavour], "baseline")
-        run_kernel(rec, "baseline", base_img, "no patch", tests, args)
-        for name in names:
-            img = build(["--series-dir", series_dir(name), "--patches", "1",
-                         "--flavour", args.flavour], name)
-            run_kernel(rec, name, img, describe(name), tests, args)
-    out, broken = rows(rec.data)
-    for t in sorted(broken):
-        log(f"{t} fails on the baseline: it cannot catch anything")
-    text = table(rec.data)
-    if args.doc:
-        update_doc(args.doc, text)
-    if args.markdown:
-        print(text, end="")
-    elif not args.render:
-        for name, _, catching, _ in out:
-            print(f"{name}: {'CAUGHT' if catching else 'NOT CAUGHT'}")
-            for c in catching:
-                print(f"    {c}")
-    return 0 if all(c for _, _, c, _ in out) else 1
+    try:
+        rec = Record(args.json, args.topology, args.flavour)
+        if not args.render:
+            names = mutants(args.mutants)
+            if not names:
+                raise UsageError("no mutant matches")
+            tests = suite_tests(args.build_dir, args.tests.split(",") if args.tests else None)
+            base_img = build(["baseline", "--flavour", args.flavour], "baseline")
+            run_kernel(rec, "baseline", base_img, "no patch", tests, args)
+            for name in names:
+                img = build(["--series-dir", series_dir(name), "--patches", "1",
+                             "--flavour", args.flavour], name)
+                run_kernel(rec, name, img, describe(name), tests, args)
+        out, broken = rows(rec.data)
+        for t in sorted(broken):
+            log(f"{t} fails on the baseline: it cannot catch anything")
+        text = table(rec.data)
+        if args.doc:
+            update_doc(args.doc, text)
+        if args.markdown:
+            print(text, end="")
+        elif not args.render:
+            for name, _, catching, _ in out:
+                print(f"{name}: {'CAUGHT' if catching else 'NOT CAUGHT'}")
+                for c in catching:
+                    print(f"    {c}")
+        return 0 if all(c for _, _, c, _ in out) else 1
+    except NumaMatrixError as e:
+        return report("run-mutants", e)

@@ -30,6 +30,7 @@ import time
 
 from . import kernels as kbuild
 from . import matrix as mx
+from .errors import UsageError
 
 USER = "[user]"
 UNKNOWN = "[kernel, no symbol]"
@@ -44,8 +45,8 @@ TEXT_TYPES = set("tTwW")
 MARKER = re.compile(r"_s?text|_etext|_sinittext|_einittext|__\w*text_(start|end)")
 
 
-class Failure(mx.Failure):
-    pass
+class ProfileError(mx.MatrixError):
+    """A profile that cannot be read or does not add up."""
 
 
 # ---------------------------------------------------------------- symbols
@@ -66,7 +67,7 @@ class Symbols:
                 try:
                     addr = int(fields[0], 16)
                 except ValueError:
-                    raise Failure(f"{path}:{order + 1}: not a System.map "
+                    raise ProfileError(f"{path}:{order + 1}: not a System.map "
                                   f"line: {line.strip()[:60]!r}") from None
                 kind, name = fields[1], fields[2]
                 if addr < KERNEL_HALF or kind in "aA":
@@ -80,7 +81,7 @@ class Symbols:
                 if addr not in best or rank < best[addr][0]:
                     best[addr] = (rank, name if is_func else None)
         if not best:
-            raise Failure(f"{path}: no kernel symbols")
+            raise ProfileError(f"{path}: no kernel symbols")
         self.addrs = sorted(best)
         self.names = [best[a][1] for a in self.addrs]
 
@@ -106,7 +107,7 @@ def read_profile(path):
         with open(path) as f:
             lines = f.read().splitlines()
     except OSError as e:
-        raise Failure(f"cannot read the profile {path}: {e.strerror}") from None
+        raise ProfileError(f"cannot read the profile {path}: {e.strerror}") from None
     for lineno, line in enumerate(lines, 1):
         if line.startswith("#"):
             header.update(w.split("=", 1) for w in line[1:].split() if "=" in w)
@@ -115,18 +116,18 @@ def read_profile(path):
             addr, count = line.split()
             counts[int(addr, 16)] = counts.get(int(addr, 16), 0) + int(count)
         except ValueError:
-            raise Failure(f"{path}:{lineno}: not 'ADDRESS COUNT': "
+            raise ProfileError(f"{path}:{lineno}: not 'ADDRESS COUNT': "
                           f"{line[:60]!r}") from None
     if "regions" not in header:
-        raise Failure(f"{path}: no '# regions=' header: the plugin did not "
+        raise ProfileError(f"{path}: no '# regions=' header: the plugin did not "
                       "write it (did the guest finish?)")
     try:
         header = {k: int(v) for k, v in header.items()}
     except ValueError:
-        raise Failure(f"{path}: a header field that is not a number") from None
+        raise ProfileError(f"{path}: a header field that is not a number") from None
     total = sum(counts.values())
     if total != header.get("insns"):
-        raise Failure(f"{path}: its lines add up to {total} instructions, its "
+        raise ProfileError(f"{path}: its lines add up to {total} instructions, its "
                       f"header says {header.get('insns')}")
     return header, counts
 
@@ -217,7 +218,7 @@ def check_plugin(env):
     stops QEMU at start with "unknown argument")."""
     with open(env["cost_model"]["plugin"], "rb") as f:
         if b"profile=" not in f.read():
-            raise Failure(f"the cost model plugin {env['cost_model']['plugin']} "
+            raise ProfileError(f"the cost model plugin {env['cost_model']['plugin']} "
                           "predates profile=: rebuild it (meson compile -C "
                           "BUILD_DIR)")
 
@@ -229,7 +230,7 @@ def checked(cell, header, label):
     if header["regions"] != len(cell["model"]) or \
             header["insns"] != records or \
             header["insns"] != header.get("region_insns"):
-        raise Failure(f"{label}: the profile counts {header['insns']} "
+        raise ProfileError(f"{label}: the profile counts {header['insns']} "
                       f"instructions in {header['regions']} regions, the "
                       f"cell's records {records} in {len(cell['model'])}")
     return (f"{label}: {header['insns']} instructions in {header['regions']} "
@@ -267,7 +268,7 @@ class Profile:
             ok, reason = mx.run_cell(self.env, self.rundir, label, self.topo,
                                      a.scenario, profile=prof)
             if not ok:
-                raise Failure(f"{label}: the benchmark failed: {reason} (see "
+                raise ProfileError(f"{label}: the benchmark failed: {reason} (see "
                               f"{cell[:-4]}.failed)")
         return mx.read_cell(cell), read_profile(prof)
 
@@ -279,10 +280,7 @@ class Profile:
         for label in self.kernels:
             cell, (header, counts) = self.measure(label)
             info = self.env["kernels"][label]
-            try:
-                symbols = Symbols(kbuild.system_map(self.kernels[label]))
-            except kbuild.Failure as e:
-                raise Failure(str(e)) from None
+            symbols = Symbols(kbuild.system_map(self.kernels[label]))
             checks.append(checked(cell, header, label))
             funcs = by_function(counts, symbols)
             results[label] = (funcs, header["regions"], cell["pages"])
@@ -297,7 +295,7 @@ class Profile:
             fa, ra, pages = results[labels[0]]
             fb, rb, pages_b = results[b]
             if pages_b != pages:
-                raise Failure(f"{labels[0]} and {b} have {pages} and {pages_b} "
+                raise ProfileError(f"{labels[0]} and {b} have {pages} and {pages_b} "
                               "pages per iteration: not one benchmark")
             out.append(diff_table(
                 f"{a.scenario} on {self.topo}, instructions per page: "
@@ -310,7 +308,7 @@ class Profile:
 
 def cmd_profile(args):
     if not args.kernel:
-        raise Failure("give the kernel to profile: --kernel SPEC (twice for "
+        raise UsageError("give the kernel to profile: --kernel SPEC (twice for "
                       "a diff)")
     mx.one_cell_args(args, "model")
     p = Profile(args)

@@ -34,6 +34,8 @@ import time
 
 from . import KERNEL_SERIES, cache_root
 from . import kernels
+from .errors import NumaMatrixError, report
+from .util import atomic_write, replace_dir
 
 CATALOGUE = os.path.join(KERNEL_SERIES, "mm-selftests.list")
 KNOWN = os.path.join(KERNEL_SERIES, "mm-selftests.known")
@@ -54,8 +56,9 @@ RECIPE = "headers+kselftest-install-1"
 SKIP_EXIT = 4
 
 
-class Failure(Exception):
-    """An error the user can act on; the message names the cause."""
+class SelftestsError(NumaMatrixError):
+    """The catalogue, a build or a run of the selftests went wrong: the
+    message names the cause."""
 
 
 def log(msg):
@@ -82,31 +85,31 @@ def parse_needs(text, where):
     for item in text.split(","):
         key, eq, value = item.partition("=")
         if key not in NEEDS:
-            raise Failure(f"{where}: unknown need '{key}' (known: "
+            raise SelftestsError(f"{where}: unknown need '{key}' (known: "
                           f"{', '.join(NEEDS)})")
         if key in ("nobody", "kconfig", "swap"):
             if eq:
-                raise Failure(f"{where}: '{key}' takes no value")
+                raise SelftestsError(f"{where}: '{key}' takes no value")
             needs[key] = True
             continue
         if not value:
-            raise Failure(f"{where}: '{key}' needs a value ({key}=...)")
+            raise SelftestsError(f"{where}: '{key}' needs a value ({key}=...)")
         if key == "config":
             if (not re.fullmatch(r"[A-Z0-9_]+(\+[A-Z0-9_]+)*", value)
                     or "CONFIG_" in value):
-                raise Failure(f"{where}: config={value}: give option names "
+                raise SelftestsError(f"{where}: config={value}: give option names "
                               "without CONFIG_, joined by +")
         elif key != "hugetlbfs" and not value.isdigit():
-            raise Failure(f"{where}: {key}={value}: not a whole number")
+            raise SelftestsError(f"{where}: {key}={value}: not a whole number")
         if key == "hugetlbfs" and (value.startswith("/") or ".." in value):
-            raise Failure(f"{where}: hugetlbfs={value}: give a directory "
+            raise SelftestsError(f"{where}: hugetlbfs={value}: give a directory "
                           "inside the test's directory")
         needs[key] = value
     return needs
 
 
 def parse_catalogue(text, path=CATALOGUE):
-    """[Entry] in file order; raises Failure naming file:line."""
+    """[Entry] in file order; raises SelftestsError naming file:line."""
     entries = []
     seen = {}
     suites = {}
@@ -117,24 +120,24 @@ def parse_catalogue(text, path=CATALOGUE):
         where = f"{path}:{lineno}"
         fields = line.split()
         if len(fields) < 5:
-            raise Failure(f"{where}: expected NAME SUITE DIRS NEEDS PROGRAM "
+            raise SelftestsError(f"{where}: expected NAME SUITE DIRS NEEDS PROGRAM "
                           f"[ARGS], got {len(fields)} field(s)")
         name, suite, dirs, needs = fields[:4]
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-            raise Failure(f"{where}: '{name}' is not a test name (letters, "
+            raise SelftestsError(f"{where}: '{name}' is not a test name (letters, "
                           "digits, _ . -)")
         if suite not in SUITES:
-            raise Failure(f"{where}: suite '{suite}': use {' or '.join(SUITES)}")
+            raise SelftestsError(f"{where}: suite '{suite}': use {' or '.join(SUITES)}")
         if suites.setdefault(name, suite) != suite:
-            raise Failure(f"{where}: {name} is in suite {suites[name]} on "
+            raise SelftestsError(f"{where}: {name} is in suite {suites[name]} on "
                           "another line: one suite per test")
         dirs = dirs.split(",")
         for d in dirs:
             if d not in DIRS:
-                raise Failure(f"{where}: directory '{d}': use "
+                raise SelftestsError(f"{where}: directory '{d}': use "
                               f"{' or '.join(DIRS)}")
             if (name, d) in seen:
-                raise Failure(f"{where}: {name} for {d} again (first at "
+                raise SelftestsError(f"{where}: {name} for {d} again (first at "
                               f"line {seen[name, d]})")
             seen[name, d] = lineno
         entries.append(Entry(name, suite, dirs, parse_needs(needs, where),
@@ -148,7 +151,7 @@ def load_catalogue(path=CATALOGUE):
 
 
 def parse_known(text, entries, path=KNOWN):
-    """{(name, dir): (set of subtests, reason)}; raises Failure naming
+    """{(name, dir): (set of subtests, reason)}; raises SelftestsError naming
     file:line for a test or tree the catalogue does not have."""
     known = {}
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -158,13 +161,13 @@ def parse_known(text, entries, path=KNOWN):
         head, sep, reason = line.partition(" -- ")
         fields = head.split(None, 2)
         if not sep or len(fields) < 3 or not reason.strip():
-            raise Failure(f"{where}: expected NAME DIR SUBTEST [| SUBTEST...]"
+            raise SelftestsError(f"{where}: expected NAME DIR SUBTEST [| SUBTEST...]"
                           " -- REASON")
         name, d, subtests = fields
         if name not in for_dir(entries, d):
-            raise Failure(f"{where}: no test {name} for {d} in the catalogue")
+            raise SelftestsError(f"{where}: no test {name} for {d} in the catalogue")
         if (name, d) in known:
-            raise Failure(f"{where}: {name} for {d} again")
+            raise SelftestsError(f"{where}: {name} for {d} again")
         known[name, d] = ({t.strip() for t in subtests.split("|")},
                           reason.strip())
     return known
@@ -231,7 +234,7 @@ def plan(p, compiler):
     build reads: the kernels of one source whose patches leave tools/ and
     the uapi headers alone (baseline .. patched) share one build."""
     if p["kind"] == "image":
-        raise Failure(f"{p['spec'] or p['label']} is a ready bzImage: there "
+        raise SelftestsError(f"{p['spec'] or p['label']} is a ready bzImage: there "
                       "is no source tree to build its selftests from")
     patches = [kernels.read(path) for path in p["patch_paths"]]
     relevant = [t for t in patches if touches_inputs(t)]
@@ -257,11 +260,7 @@ def built(sp):
 
 def remember(sp):
     """Let a guest find the selftests of its kernel's tree."""
-    path = index_path(sp["tree_id"])
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        f.write(install_dir(sp) + "\n")
-    os.replace(path + ".tmp", path)
+    atomic_write(index_path(sp["tree_id"]), install_dir(sp) + "\n")
 
 
 def selftests_dir(tree):
@@ -269,7 +268,7 @@ def selftests_dir(tree):
         if os.path.isfile(os.path.join(tree, "tools/testing/selftests", d,
                                        "run_vmtests.sh")):
             return d
-    raise Failure(f"{tree}: no tools/testing/selftests/vm or mm with a "
+    raise SelftestsError(f"{tree}: no tools/testing/selftests/vm or mm with a "
                   "run_vmtests.sh")
 
 
@@ -341,7 +340,7 @@ def build(sp, jobs):
         try:
             kernels.run(make, env=env, logfile=logfile,
                         what=f"the kselftest build of {d}")
-        except kernels.Failure:
+        except kernels.BuildError:
             with open(logfile) as f:
                 workaround = missing_kselftest_h(f.read(), tree)
             if not workaround:
@@ -358,7 +357,7 @@ def build(sp, jobs):
         ci_missing = [e.name for e in entries.values()
                       if e.suite == "selftests" and e.program in missing]
         if ci_missing:
-            raise Failure(f"the kselftest build did not produce "
+            raise SelftestsError(f"the kselftest build did not produce "
                           f"{', '.join(ci_missing)} (see {logfile})")
         added = add_to_list(os.path.join(tmp, "install", "kselftest-list.txt"),
                             d, sorted({e.program for e in entries.values()}
@@ -373,8 +372,7 @@ def build(sp, jobs):
         with open(os.path.join(tmp, "info.json"), "w") as f:
             json.dump(info, f, indent=2)
             f.write("\n")
-        shutil.rmtree(sp["dir"], ignore_errors=True)
-        os.rename(tmp, sp["dir"])
+        replace_dir(tmp, sp["dir"])
         log(f"built in {info['build_seconds']:.0f} s"
             + (f"; not built: {', '.join(missing)}" if missing else ""))
     remember(sp)
@@ -404,20 +402,19 @@ def main():
             return 0
         load_known(load_catalogue())
         compiler = kernels.ks.compiler()
-        for p in kernels.plans(args.spec, "perf"):
+        for p in kernels.ks.kernels(args.spec, "perf"):
             sp = plan(p, compiler)
             if args.path_only:
                 if not built(sp):
-                    raise Failure(f"the selftests of {p['label']} are not "
+                    raise SelftestsError(f"the selftests of {p['label']} are not "
                                   f"built: run kernel-series/build-selftests "
                                   f"{args.spec}")
                 print(install_dir(sp))
             else:
                 print(build(sp, args.jobs))
         return 0
-    except (Failure, kernels.Failure) as e:
-        print(f"build-selftests: error: {e}", file=sys.stderr)
-        return 1
+    except NumaMatrixError as e:
+        return report("build-selftests", e)
     except KeyboardInterrupt:
         print("build-selftests: interrupted", file=sys.stderr)
         return 130
@@ -553,7 +550,7 @@ def meminfo(field):
         for line in f:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
-    raise Failure(f"/proc/meminfo has no {field}")
+    raise SelftestsError(f"/proc/meminfo has no {field}")
 
 
 def write(path, value):
@@ -715,14 +712,14 @@ def run_one(name, install=None):
             return tap_skip(label, why)
     d = [x for x in DIRS if os.path.isdir(os.path.join(install, x))]
     if not d:
-        raise Failure(f"{install}: no vm or mm directory")
+        raise SelftestsError(f"{install}: no vm or mm directory")
     d = d[0]
     entries = for_dir(load_catalogue(), d)
     label = f"selftests: {d}: {name}"
     if name not in entries:
         known = {e.name for e in load_catalogue()}
         if name not in known:
-            raise Failure(f"no test {name} in {CATALOGUE}")
+            raise SelftestsError(f"no test {name} in {CATALOGUE}")
         return tap_skip(label, f"not among this tree's {d} selftests")
     e = entries[name]
     work = tempfile.mkdtemp(prefix="kselftest-")
@@ -765,7 +762,7 @@ class OrphanReaper:
     def __enter__(self):
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(self.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            raise Failure("prctl(PR_SET_CHILD_SUBREAPER) failed: "
+            raise SelftestsError("prctl(PR_SET_CHILD_SUBREAPER) failed: "
                           f"{os.strerror(ctypes.get_errno())}")
         self.thread.start()
         return self
@@ -845,9 +842,8 @@ def guest_main(argv=None):
     args = ap.parse_args(argv)
     try:
         return run_one(args.name, args.install)
-    except Failure as e:
-        print(f"run-selftests: error: {e}", file=sys.stderr)
-        return 1
+    except NumaMatrixError as e:
+        return report("run-selftests", e)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ import time
 
 from . import BUILD_KERNEL, MATRIX, RESULTS, SLURM_SUBMIT, topology
 from . import matrix as mx
+from .errors import NumaMatrixError, UsageError, report
 
 # Memory a cell asks for beyond its guest's RAM. Measured here (QEMU 7.2,
 # TCG, icount), the largest process of a cell, QEMU, peaked at 231 and 239 MiB
@@ -58,8 +59,8 @@ def log(msg):
     print(f"slurm-submit: {msg}", file=sys.stderr, flush=True)
 
 
-class Failure(Exception):
-    pass
+class SlurmError(NumaMatrixError):
+    """A submission that cannot be made: the message says why."""
 
 
 # ---------------------------------------------------------------- planning
@@ -73,7 +74,7 @@ def plan_args(args, run_dir=None):
         env = mx.load_env(os.path.abspath(args.resume))
         bench = env["bench"]
         if not bench.endswith(os.sep + BENCH_SUFFIX):
-            raise Failure(f"this run's benchmark {bench} is not <build>/"
+            raise UsageError(f"this run's benchmark {bench} is not <build>/"
                           f"{BENCH_SUFFIX}: give --build")
         # Each column as LABEL=SPEC, the spec of exactly that kernel, as
         # `matrix run --resume` does: a label alone would name the
@@ -110,7 +111,7 @@ def run_plan(args, environ, run_dir=None):
     out = subprocess.run(plan_args(args, run_dir), capture_output=True,
                          text=True, env=environ, check=False)
     if out.returncode != 0:
-        raise Failure("matrix plan failed:\n" + out.stderr.strip())
+        raise SlurmError("matrix plan failed:\n" + out.stderr.strip())
     lines = out.stdout.splitlines()
     rundir = lines[0]
     cells = [tuple(line.split()) for line in lines[1:] if line.strip()]
@@ -236,13 +237,13 @@ class Submitter:
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         except FileNotFoundError:
-            raise Failure("sbatch not found: run this on a Slurm submit host "
+            raise SlurmError("sbatch not found: run this on a Slurm submit host "
                           "(Debian: apt-get install slurm-client)") from None
         if out.returncode != 0:
-            raise Failure(f"{shlex.join(cmd)} failed: {out.stderr.strip()}")
+            raise SlurmError(f"{shlex.join(cmd)} failed: {out.stderr.strip()}")
         job = out.stdout.strip().split(";")[0]     # "id" or "id;cluster"
         if not job.isdigit():
-            raise Failure(f"sbatch printed {out.stdout.strip()!r}, not a job id")
+            raise SlurmError(f"sbatch printed {out.stdout.strip()!r}, not a job id")
         self.submitted.append(job)
         return job
 
@@ -378,7 +379,7 @@ def submit_into(args, dry_run_dir):
                      f"{os.path.join(rundir, 'report.md')}")
         mx.atomic_write(os.path.join(subdir, "jobs.json"),
                         json.dumps(jobs, indent=2) + "\n")
-    except (Failure, KeyboardInterrupt):
+    except (SlurmError, KeyboardInterrupt):
         sbatch.cancel_all()
         raise
     ids = ",".join(list(jobs["builds"].values()) +
@@ -551,7 +552,9 @@ def main():
         if args.max_running is not None and args.max_running < 1:
             ap.error(f"--max-running {args.max_running}: give 1 or more")
         return submit(args)
-    except (Failure, mx.Failure, topology.TopologyError, OSError) as e:
+    except NumaMatrixError as e:
+        return report("slurm-submit", e)
+    except OSError as e:
         log(f"error: {e}")
         return 1
 

@@ -10,6 +10,7 @@ import os
 import re
 
 from . import QEMU_TOPOLOGIES
+from .errors import UsageError
 
 SUFFIX = ".topo"
 LOCAL_DISTANCE = 10
@@ -18,7 +19,7 @@ KEYS = ("description", "node", "distance", "asymmetric-distances", "hmat",
         "hotplug")
 
 
-class TopologyError(Exception):
+class TopologyError(UsageError):
     """A malformed topology: the message says where and how to fix it."""
 
     def __init__(self, path, lineno, msg, fix=None):

@@ -18,6 +18,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import bisect, matrix as mx  # noqa: E402
+from numa_matrix.errors import UsageError  # noqa: E402
 
 
 class Fake(bisect.Bisect):
@@ -80,7 +81,7 @@ class Input(unittest.TestCase):
         self.assertEqual(bisect.threshold("5%"), 5.0)
         self.assertEqual(bisect.threshold("2.5"), 2.5)
         for bad in ("0%", "-1", "five", ""):
-            with self.assertRaises(mx.Failure):
+            with self.assertRaises(UsageError):
                 bisect.threshold(bad)
 
     def test_refuses_what_is_not_a_git_commit(self):
@@ -88,7 +89,7 @@ class Input(unittest.TestCase):
         with mock.patch.object(bisect.kernelspec, "package_info", lambda p: {
                 "kind": "package", "tarball": "/t", "package": p,
                 "version": "1", "id": "0123"}):
-            with self.assertRaises(mx.Failure) as cm:
+            with self.assertRaises(UsageError) as cm:
                 bisect.commit_plans(args)
         self.assertIn("give GITDIR@COMMIT", str(cm.exception))
 

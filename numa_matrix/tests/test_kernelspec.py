@@ -245,7 +245,7 @@ class GitTrees(Base):
         with open(os.path.join(self.series, "0001-mine.patch"), "w") as f:
             f.write(BAD_PATCH)
         p = ks.one(f"{self.repo}@HEAD+{self.series}")
-        with self.assertRaises(kernels.Failure) as cm:
+        with self.assertRaises(kernels.BuildError) as cm:
             kernels.prepare_git(p)
         first = str(cm.exception).splitlines()[0]
         self.assertIn("patch 0001-mine.patch does not apply", first)
@@ -289,7 +289,7 @@ class Images(Base):
         self.assertEqual(sorted(kernels.check_image_config(p)),
                          ["CONFIG_9P_FS=y (m)", "CONFIG_NET_9P_VIRTIO=y (not set)",
                           "CONFIG_NUMA_BALANCING=n (y)"])
-        with self.assertRaises(kernels.Failure) as cm:
+        with self.assertRaises(kernels.BuildError) as cm:
             kernels.image_path(p)
         self.assertIn("CONFIG_9P_FS=y (m)", str(cm.exception))
         self.assertIn("./numa-matrix config", str(cm.exception))
@@ -333,7 +333,7 @@ class Fragments(Base):
         kernels.verify_config(p, self.dir)
         with open(os.path.join(build, ".config"), "w") as f:
             f.write("CONFIG_SWAP=y\nCONFIG_A=y\n")
-        with self.assertRaises(kernels.Failure) as cm:
+        with self.assertRaises(kernels.BuildError) as cm:
             kernels.verify_config(p, self.dir)
         self.assertIn("noswap.config:1: CONFIG_SWAP=n requested", str(cm.exception))
 

@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import QEMU_TOPOLOGIES  # noqa: E402
 from numa_matrix import matrix as mx  # noqa: E402
+from numa_matrix.errors import UsageError  # noqa: E402
 
 CELL = """# timedmunlock policy=interleave:0-3 size=67108864 thp=never op=munlock \
 iterations=3 clock=CLOCK_MONOTONIC kernel=6.1.192-nm0-perf #1
@@ -65,11 +66,11 @@ class ModelRecords(unittest.TestCase):
         self.assertTrue(merged.endswith("# placement\n"))
 
     def test_missing_extra_or_skipped_records_fail(self):
-        with self.assertRaisesRegex(mx.Failure, "no cost model record for iteration 2"):
+        with self.assertRaisesRegex(mx.MatrixError, "no cost model record for iteration 2"):
             mx.merge_model_records(self.OUT, self.RECS.splitlines()[0])
-        with self.assertRaisesRegex(mx.Failure, "3 cost model records for 2 iterations"):
+        with self.assertRaisesRegex(mx.MatrixError, "3 cost model records for 2 iterations"):
             mx.merge_model_records(self.OUT, self.RECS + "region=5 vcpu=0 insns=1\n")
-        with self.assertRaisesRegex(mx.Failure, "not the next region after 3"):
+        with self.assertRaisesRegex(mx.MatrixError, "not the next region after 3"):
             mx.merge_model_records(self.OUT, self.RECS.replace("region=4", "region=6"))
 
 
@@ -248,11 +249,11 @@ class ModelClock(unittest.TestCase):
         path = os.path.join(self.dir, "bad.csv")
         with open(path, "w") as f:
             f.write(model_cell([1, 2]).replace("# model iteration=2", "# x"))
-        with self.assertRaisesRegex(mx.Failure, "2 iterations but 1 cost model"):
+        with self.assertRaisesRegex(mx.MatrixError, "2 iterations but 1 cost model"):
             mx.read_cell(path)
         with open(path, "w") as f:
             f.write(CELL.format(a=1, b=2, c=3))
-        with self.assertRaisesRegex(mx.Failure, "no '# model' lines"):
+        with self.assertRaisesRegex(mx.MatrixError, "no '# model' lines"):
             mx.figures(mx.read_cell(path), "model")
 
     def test_report_in_cycles(self):
@@ -275,9 +276,9 @@ class ModelClock(unittest.TestCase):
         self.assertEqual(mx.jobs_for("icount", None), os.cpu_count())
         self.assertEqual(mx.jobs_for("model", 3), 3)
         self.assertEqual(mx.jobs_for("wall", None), 1)
-        with self.assertRaisesRegex(mx.Failure, "never run beside other cells"):
+        with self.assertRaisesRegex(UsageError, "never run beside other cells"):
             mx.jobs_for("wall", 2)
-        with self.assertRaisesRegex(mx.Failure, "1 or more"):
+        with self.assertRaisesRegex(UsageError, "1 or more"):
             mx.jobs_for("model", 0)
 
     def test_cells_run_at_once(self):
@@ -356,7 +357,7 @@ class Topologies(unittest.TestCase):
         other = os.path.join(self.dir, "sub")
         os.makedirs(other)
         shutil.copy(self.mine, os.path.join(other, "4node.topo"))
-        with self.assertRaisesRegex(mx.Failure, "another machine called 4node"):
+        with self.assertRaisesRegex(UsageError, "another machine called 4node"):
             mx.select_topologies(os.path.join(other, "4node.topo"))
         # The catalogue's own file, given by path, is the same machine.
         mx.select_topologies(os.path.join(QEMU_TOPOLOGIES, "4node.topo"))
@@ -536,10 +537,10 @@ class Sources(unittest.TestCase):
         self.assertNotIn("note: 6.12-baseline", out)
 
     def test_compare_errors(self):
-        with self.assertRaises(mx.Failure) as cm:
+        with self.assertRaises(UsageError) as cm:
             self.compare(f"{self.run_a}:nosuch", self.run_b)
         self.assertIn("has no kernel 'nosuch'", str(cm.exception))
-        with self.assertRaises(mx.Failure) as cm:
+        with self.assertRaises(UsageError) as cm:
             self.compare(f"{self.run_a}:baseline", self.run_b)
         self.assertIn("on both sides", str(cm.exception))
 
@@ -553,7 +554,7 @@ class Sources(unittest.TestCase):
         args = mock.Mock(clock="icount", accel="tcg", iterations=3, size="64M",
                          flavour="perf", timeout=900, bench="/b")
         with mock.patch.object(mx, "host_env", return_value=env["host"]), \
-                self.assertRaises(mx.Failure) as cm:
+                self.assertRaises(UsageError) as cm:
             mx.write_env(self.run_a, args, {"baseline": plan}, ["2node"],
                          ["interleave"])
         self.assertIn("kernel baseline is not the one this run started with "
@@ -566,7 +567,7 @@ class Sources(unittest.TestCase):
         with mock.patch.object(mx.kernelspec, "package_info", lambda p: {
                 "kind": "package", "tarball": "/t", "package": p,
                 "version": "1", "id": "0123"}):
-            with self.assertRaises(mx.Failure) as cm:
+            with self.assertRaises(UsageError) as cm:
                 mx.select_kernels("baseline,linux-source-6.1", "perf")
             self.assertIn("called 'baseline'", str(cm.exception))
             self.assertEqual(list(mx.select_kernels("baseline,b=linux-source-6.1",

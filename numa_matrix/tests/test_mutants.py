@@ -69,7 +69,7 @@ class Table(unittest.TestCase):
                                  f"head\n{mutants.BEGIN}\nnew\n{mutants.END}\ntail\n")
             with open(path, "w") as f:
                 f.write("no markers\n")
-            with self.assertRaises(SystemExit):
+            with self.assertRaises(mutants.MutantsError):
                 mutants.update_doc(path, "new\n")
 
 

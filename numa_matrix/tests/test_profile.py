@@ -92,10 +92,10 @@ class Symbols(unittest.TestCase):
 
     def test_a_file_that_is_not_a_system_map(self):
         atomic_write(self.map, "hello world again\n")
-        with self.assertRaises(prof.Failure):
+        with self.assertRaises(prof.ProfileError):
             prof.Symbols(self.map)
         atomic_write(self.map, "0000000000000010 D only_per_cpu\n")
-        with self.assertRaises(prof.Failure):
+        with self.assertRaises(prof.ProfileError):
             prof.Symbols(self.map)
 
 
@@ -121,15 +121,15 @@ class ProfileFile(unittest.TestCase):
 
     def test_lines_that_do_not_add_up_are_refused(self):
         atomic_write(self.path, HEADER.format(13, 13) + "ffffffff81000100 12\n")
-        with self.assertRaisesRegex(prof.Failure, "add up to 12"):
+        with self.assertRaisesRegex(prof.ProfileError, "add up to 12"):
             prof.read_profile(self.path)
 
     def test_an_unfinished_or_damaged_file_is_refused(self):
         atomic_write(self.path, "")
-        with self.assertRaisesRegex(prof.Failure, "did the guest finish"):
+        with self.assertRaisesRegex(prof.ProfileError, "did the guest finish"):
             prof.read_profile(self.path)
         atomic_write(self.path, HEADER.format(1, 1) + "ffffffff81000100\n")
-        with self.assertRaisesRegex(prof.Failure, ":3: not 'ADDRESS COUNT'"):
+        with self.assertRaisesRegex(prof.ProfileError, ":3: not 'ADDRESS COUNT'"):
             prof.read_profile(self.path)
 
     def test_the_sum_check(self):
@@ -140,7 +140,7 @@ class ProfileFile(unittest.TestCase):
         for header in ({"regions": 2, "insns": 13, "region_insns": 13},
                        {"regions": 3, "insns": 12, "region_insns": 12},
                        {"regions": 2, "insns": 12, "region_insns": 11}):
-            with self.assertRaises(prof.Failure):
+            with self.assertRaises(prof.ProfileError):
                 prof.checked(cell, header, "k")
 
 
@@ -273,7 +273,7 @@ class Command(unittest.TestCase):
     def test_a_plugin_without_profile_is_refused(self):
         atomic_write(os.path.join(self.root, "build/qemu-topologies/cost-model/"
                            "costmodel.so"), "old")
-        with self.assertRaisesRegex(prof.Failure, "predates profile="):
+        with self.assertRaisesRegex(prof.ProfileError, "predates profile="):
             self.run_command(os.path.join(self.root, "run"))
 
 

@@ -48,25 +48,25 @@ class SystemMap(unittest.TestCase):
     def test_a_build_dir_that_built_another_image_is_refused(self):
         atomic_write(os.path.join(self.plan["build"], "arch/x86/boot/bzImage"),
               "image 2")
-        with self.assertRaisesRegex(kbuild.Failure, "not this kernel's.*remove"):
+        with self.assertRaisesRegex(kbuild.BuildError, "not this kernel's.*remove"):
             kbuild.system_map(self.plan)
 
     def test_a_system_map_newer_than_the_image_is_refused(self):
         os.utime(self.built, None)
         os.utime(os.path.join(self.plan["build"], "arch/x86/boot/bzImage"),
                  (1000, 1000))
-        with self.assertRaises(kbuild.Failure):
+        with self.assertRaises(kbuild.BuildError):
             kbuild.system_map(self.plan)
 
     def test_a_git_kernel_needs_its_own_copy(self):
         self.plan["kind"] = "git"
-        with self.assertRaisesRegex(kbuild.Failure,
+        with self.assertRaisesRegex(kbuild.BuildError,
                                     "shared by all its commits.*build-kernel"):
             kbuild.system_map(self.plan)
 
     def test_a_kernel_not_built(self):
         os.unlink(os.path.join(self.plan["store"], "bzImage"))
-        with self.assertRaisesRegex(kbuild.Failure, "not built"):
+        with self.assertRaisesRegex(kbuild.BuildError, "not built"):
             kbuild.system_map(self.plan)
 
     def test_store_keeps_the_system_map(self):
