@@ -12,11 +12,16 @@ kernel console goes to a log. Exit status: the command's, or
   123  the kernel panicked, oopsed or printed a splat (WARNING:, BUG:, lockdep)
   124  the guest did not finish within --timeout
   125  the guest could not be run (bad topology, no kernel, QEMU failed)
-QEMU's command line is built here and nowhere else (qemu_command()).
+(types.EXIT_*). QEMU's command line is built here and nowhere else
+(qemu_command()). The command line becomes a types.GuestRequest in main();
+below it, run() and boot() take that request and return a
+types.GuestResult, which --record writes out for the program that started
+run-guest.
 """
 
 import argparse
 import ctypes
+import dataclasses
 import json
 import os
 import re
@@ -31,6 +36,8 @@ import time
 from . import (QEMU_TOPOLOGIES, TOP, cache_root, hostctl, initramfs, kernels,
                kernelspec, topology)
 from .errors import NumaMatrixError
+from .types import (EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GuestRequest,
+                    GuestResult)
 from .util import atomic_write, host_facts, qemu_binary
 
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
@@ -46,7 +53,11 @@ MODEL_LOG = "model.log"
 # marked regions (docs/profile.md), in the run directory.
 MODEL_PROFILE = "profile.txt"
 
-EXIT_SPLAT, EXIT_TIMEOUT, EXIT_SETUP = 123, 124, 125
+# Where the KVM device is (a stand-in in tests), and how long a probe boot
+# may take: a guest that has not reached its command by then is slow, not
+# proof that KVM cannot run it.
+KVM_DEVICE = os.environ.get("NUMA_MATRIX_KVM", "/dev/kvm")
+PROBE_TIMEOUT = 30
 
 # Kernel log lines that fail a run even when the command succeeded.
 SPLAT = re.compile(
@@ -106,9 +117,10 @@ def resolve_kernel(spec, flavour):
     return image
 
 
-def kernel_cmdline(args, topo):
+def kernel_cmdline(req):
+    topo = req.topology
     parts = ["console=ttyS0", "panic=-1", "oops=panic", "nokaslr"]
-    if args.root == "initramfs":
+    if req.root == "initramfs":
         parts.append("rdinit=/init")
     else:
         parts += ["root=root", "rootfstype=9p", "ro",
@@ -117,16 +129,16 @@ def kernel_cmdline(args, topo):
                   f"init={GUEST_INIT}"]
     if topo.hotplug and topo.hotplug["slots"]:
         parts.append("memhp_default_state=online")
-    if args.thp:
-        parts.append(f"transparent_hugepage={args.thp}")
-    if args.clock in ONE_VCPU_CLOCKS:
+    if req.thp:
+        parts.append(f"transparent_hugepage={req.thp}")
+    if req.clock in ONE_VCPU_CLOCKS:
         # The same addresses for the same program, boot to boot.
         parts.append("norandmaps")
-    if args.clock == "model":
+    if req.clock == "model":
         # One CPU: the kernel would patch its LOCK prefixes away, and the
         # model would see none of the atomics a multi-CPU machine pays for.
         parts.append("noreplace-smp")
-    parts.extend(args.append)
+    parts.extend(req.append)
     return " ".join(parts)
 
 
@@ -488,52 +500,75 @@ def probe_verdict(rc):
     return None
 
 
-def kvm_works(kernel, topo, cmdline):
-    """Probe once per host and QEMU: can this machine run the guest on KVM?
-    A clear answer is cached; an inconclusive probe is not."""
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+def probe_cache():
+    return os.path.join(cache_root(), "kvm-probe.json")
+
+
+def kvm_works(req):
+    """Probe once per host kernel and QEMU: can this machine run REQ's
+    kernel on KVM? The probe boots it on REQ's machine with /bin/true as
+    the command. A clear answer is cached; an inconclusive probe is not."""
+    if not os.access(KVM_DEVICE, os.R_OK | os.W_OK):
+        log(f"no access to {KVM_DEVICE}: TCG")
         return False
     h = host_facts(QEMU)
     key = f"{h.qemu}|{h.host_kernel}"
-    path = os.path.join(cache_root(), "kvm-probe.json")
+    path = probe_cache()
     try:
         with open(path) as f:
             cached = json.load(f)
         if cached.get("key") == key:
-            return cached["works"]
-    except (OSError, ValueError):
+            return bool(cached["works"])
+    except (OSError, ValueError, KeyError):
         pass
-    log("probing KVM with a short boot (result cached in " + path + ")")
-    probe = argparse.Namespace(topology=None, kernel=kernel, flavour=None,
-                               writable=[], timeout=30, clock="wall",
-                               keep=False, quiet=True, argv=["true"],
-                               keep_paths=[])
-    rc = boot(probe, topo, kernel, cmdline, "kvm")
-    works = probe_verdict(rc)
+    log(f"probing KVM with a short boot (result cached in {path})")
+    probe = GuestRequest(topology=req.topology, kernel=req.kernel,
+                         argv=["true"], accel="kvm", timeout=PROBE_TIMEOUT,
+                         quiet=True)
+    result = boot(probe)
+    works = probe_verdict(result.status)
     if works is None:
-        log(f"KVM probe inconclusive (run-guest exit {rc}: the kernel failed "
+        log(f"KVM probe inconclusive ({result.summary}: the kernel failed "
             "or the guest was slow): TCG for this run, nothing cached")
         return False
     atomic_write(path, json.dumps({"key": key, "works": works}) + "\n")
-    log(f"KVM {'works' if works else 'does not work'} here")
+    log("KVM works here" if works else
+        f"KVM does not work here ({result.summary}): TCG")
     return works
 
 
-def boot(args, topo, kernel, cmdline, accel):
+def run(req):
+    """Boot REQ's guest on the accelerator it asks for, "auto" decided
+    here: KVM if a probe boot works (wall clock only; icount and model are
+    TCG's), else TCG."""
+    accel = req.accel
+    if req.clock in ONE_VCPU_CLOCKS:
+        if accel == "kvm":
+            raise SetupError(f"--clock {req.clock} needs TCG, not KVM")
+        accel = "tcg"
+    elif accel == "auto":
+        accel = "kvm" if kvm_works(req) else "tcg"
+    return boot(dataclasses.replace(req, accel=accel))
+
+
+def boot(req):
+    """One guest, on REQ's accelerator (tcg or kvm): its GuestResult."""
+    if req.accel not in ("tcg", "kvm"):
+        raise SetupError(f"accelerator {req.accel!r}: boot() takes tcg or "
+                         "kvm (run() decides auto)")
     base = os.environ.get("NUMA_MATRIX_RUNS") or os.path.join(cache_root(), "runs")
     os.makedirs(base, exist_ok=True)
     rundir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base)
-    shares = [os.path.abspath(p) for p in args.writable]
-    files = share_files(args.argv, shares, args.keep_paths, topo, args.clock,
-                        kernel, getattr(args, "env", ()),
-                        getattr(args, "shell", False), args.root)
+    shares = [os.path.abspath(p) for p in req.writable]
+    files = share_files(req.argv, shares, req.keep_paths, req.topology,
+                        req.clock, req.kernel, req.env, req.shell, req.root)
     initrd = None
-    if args.root == "initramfs":
+    if req.root == "initramfs":
         try:
             # guest-init binds the kept paths aside and back around its
             # fresh /tmp, as over 9p: they must exist in the initramfs.
-            initrd = initramfs.build(rundir, args.argv[0], files,
-                                     [os.getcwd()] + args.keep_paths)
+            initrd = initramfs.build(rundir, req.argv[0], files,
+                                     [os.getcwd()] + req.keep_paths)
         except initramfs.InitramfsError:
             shutil.rmtree(rundir, ignore_errors=True)
             raise
@@ -543,17 +578,17 @@ def boot(args, topo, kernel, cmdline, accel):
     # a short socket directory of its own, removed with the guest.
     sockdir = rundir if len(rundir) < 80 else tempfile.mkdtemp(prefix="nm-")
     try:
-        return run_qemu(args, topo, kernel, cmdline, accel, rundir, shares,
-                        sockdir, initrd)
+        return run_qemu(req, rundir, shares, sockdir, initrd)
     finally:
         if sockdir != rundir:
             shutil.rmtree(sockdir, ignore_errors=True)
 
 
-def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
-             initrd=None):
-    binding = host_binding(topo, host_memory_nodes()) if accel == "kvm" else {}
-    if binding:
+def run_qemu(req, rundir, shares, sockdir, initrd=None):
+    topo = req.topology
+    binding = host_binding(topo, host_memory_nodes()) \
+        if req.accel == "kvm" else {}
+    if binding and not req.quiet:
         log("KVM on a NUMA host: guest node -> host node " +
             ", ".join(f"{g}->{h}" for g, h in sorted(binding.items())) +
             " (memory bound, vCPUs pinned)")
@@ -561,20 +596,20 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
     # tells the guest so at a moment of the host's choosing.
     control = None if initrd else hostctl.HostControl(
         sockdir, topo, os.path.join(rundir, "hostctl.log"), binding)
-    shell = getattr(args, "shell", False)
-    cmd = qemu_command(topo, kernel, cmdline, rundir, shares, accel,
-                       args.clock, control, binding, getattr(args, "plugin", None),
-                       shell, getattr(args, "qemu_opts", ()), initrd,
-                       bool(getattr(args, "model_profile", None)))
+    cmd = qemu_command(topo, req.kernel, kernel_cmdline(req), rundir, shares,
+                       req.accel, req.clock, control, binding, req.plugin,
+                       req.shell, req.qemu_opts, initrd,
+                       bool(req.model_profile))
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
-    streams = Streams(rundir) if not args.quiet else None
+    streams = Streams(rundir) if not req.quiet else None
     qlog = open(os.path.join(rundir, "qemu.log"), "wb")
     t0 = time.time()
     proc = subprocess.Popen(
-        cmd, stdin=None if shell else subprocess.DEVNULL,
-        stdout=None if shell else qlog, stderr=qlog,
-        preexec_fn=die_with_parent_in_foreground if shell else die_with_parent)
+        cmd, stdin=None if req.shell else subprocess.DEVNULL,
+        stdout=None if req.shell else qlog, stderr=qlog,
+        preexec_fn=die_with_parent_in_foreground if req.shell
+        else die_with_parent)
     timed_out = False
     try:
         while proc.poll() is None:
@@ -582,7 +617,7 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
                 streams.pump()
             if control:
                 control.poll()
-            if time.time() - t0 > args.timeout:
+            if time.time() - t0 > req.timeout:
                 timed_out = True
                 break
             time.sleep(0.05)
@@ -598,7 +633,9 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
             control.close()
     if streams:
         streams.pump()
-    return finish(args, rundir, proc.returncode, timed_out, time.time() - t0)
+    result = finish(req, rundir, proc.returncode, timed_out, time.time() - t0)
+    result.accel = req.accel
+    return result
 
 
 # The kernel could not mount the host's root: its 9p or virtio drivers are
@@ -616,14 +653,12 @@ def root_mount_hint(console):
             "prints every option the guests need")
 
 
-def copy_model_files(args, rundir):
+def copy_model_files(req, rundir):
     """--model-log FILE and --model-profile FILE: the cost model's records
     and profile of this guest, whatever became of it (an empty file when the
     plugin wrote nothing)."""
-    for dest, src in ((getattr(args, "model_log", None),
-                       model_log(rundir, args.root)),
-                      (getattr(args, "model_profile", None),
-                       os.path.join(rundir, MODEL_PROFILE))):
+    for dest, src in ((req.model_log, model_log(rundir, req.root)),
+                      (req.model_profile, os.path.join(rundir, MODEL_PROFILE))):
         if not dest:
             continue
         try:
@@ -634,8 +669,13 @@ def copy_model_files(args, rundir):
         atomic_write(os.path.abspath(dest), text)
 
 
-def finish(args, rundir, qemu_rc, timed_out, seconds):
-    copy_model_files(args, rundir)
+def finish(req, rundir, qemu_rc, timed_out, seconds):
+    """How the guest ended, from its status port and console log; what a
+    user needs to see of it is said on stderr (a quiet guest, a KVM probe,
+    says only the summary, through its caller)."""
+    copy_model_files(req, rundir)
+    say = (lambda *a: None) if req.quiet else log
+    show = (lambda *a: None) if req.quiet else report_console
     console_path = os.path.join(rundir, "console.log")
     try:
         with open(console_path, errors="replace") as f:
@@ -645,40 +685,47 @@ def finish(args, rundir, qemu_rc, timed_out, seconds):
     allowed = []
     lines, found = splats(console, allowed)
     for i, kind, why in allowed[:3]:
-        log(f"allowed by the test ({kind}: {why or 'no reason given'}): "
+        say(f"allowed by the test ({kind}: {why or 'no reason given'}): "
             f"{lines[i].strip()}")
     rc, started = read_status(rundir)
+    done = dict(seconds=seconds, rundir=rundir)
     if timed_out:
         # A splat long before the hang is often its cause: show it too.
-        log(f"guest did not finish within {args.timeout} s "
-            f"({'command was running' if started else 'it never started the command'});"
-            + (" kernel problems, then" if found else "")
+        summary = (f"guest did not finish within {req.timeout:g} s "
+                   f"({'command was running' if started else 'it never started the command'})")
+        say(summary + ";" + (" kernel problems, then" if found else "")
             + " the last kernel messages:")
-        report_console(lines, found[:5] + tail(lines), console_path)
-        return EXIT_TIMEOUT
+        show(lines, found[:5] + tail(lines), console_path)
+        return GuestResult.failed(EXIT_TIMEOUT, summary, **done)
     if found:
         what = "the command exited with status " + str(rc) if rc is not None \
             else "the command did not finish"
-        log(f"kernel problem in the guest ({what}):")
-        report_console(lines, found[:5], console_path)
-        root_mount_hint(console)
-        return EXIT_SPLAT
+        say(f"kernel problem in the guest ({what}):")
+        show(lines, found[:5], console_path)
+        if not req.quiet:
+            root_mount_hint(console)
+        return GuestResult.failed(
+            EXIT_SPLAT, f"kernel problem in the guest ({what}): "
+            f"{lines[found[0]].strip()}", **done)
     if rc is None:
         with open(os.path.join(rundir, "qemu.log"), errors="replace") as f:
             qemu_out = f.read().strip()
-        log(f"guest ended without reporting an exit status (QEMU exit "
+        summary = (f"guest ended without reporting an exit status (QEMU exit "
+                   f"{qemu_rc}){': ' + qemu_out.splitlines()[-1] if qemu_out else ''}")
+        say(f"guest ended without reporting an exit status (QEMU exit "
             f"{qemu_rc}){': ' + qemu_out if qemu_out else ''}")
-        report_console(lines, tail(lines), console_path)
-        root_mount_hint(console)
-        log(f"QEMU command: {os.path.join(rundir, 'qemu.cmd')}")
-        return EXIT_SETUP
-    if not args.quiet:
-        log(f"guest finished in {seconds:.1f} s, command exit status {rc}")
-    if args.keep or rc != 0:
-        log(f"run directory kept: {rundir}")
+        show(lines, tail(lines), console_path)
+        if not req.quiet:
+            root_mount_hint(console)
+            log(f"QEMU command: {os.path.join(rundir, 'qemu.cmd')}")
+        return GuestResult.failed(EXIT_SETUP, summary, **done)
+    say(f"guest finished in {seconds:.1f} s, command exit status {rc}")
+    if req.keep or rc != 0:
+        say(f"run directory kept: {rundir}")
     else:
         shutil.rmtree(rundir, ignore_errors=True)
-    return rc
+        done["rundir"] = None
+    return GuestResult.of_command(rc, **done)
 
 
 def list_catalogue():
@@ -690,7 +737,7 @@ def list_catalogue():
             print(f"{os.path.basename(path):<12} INVALID: {e}")
 
 
-def main():
+def main(argv=None):
     signal.signal(signal.SIGTERM, on_sigterm)
     ap = argparse.ArgumentParser(
         usage="%(prog)s [options] -- COMMAND [ARG...]",
@@ -747,8 +794,7 @@ def main():
                     help="keep the run directory (console log etc.) on success")
     ap.add_argument("--list", action="store_true", help="list the topologies")
     ap.add_argument("argv", nargs="*", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    args.quiet = False
+    args = ap.parse_args(argv)
     if args.list:
         list_catalogue()
         return 0
@@ -756,51 +802,55 @@ def main():
         args.argv = [interactive_shell()]
     if not args.argv:
         ap.error("no command: give it after -- (or --shell)")
-    if args.timeout is None:
-        args.timeout = float("inf") if args.shell else 900
     try:
-        args.qemu_opts = shlex.split(args.qemu_opts)
+        qemu_opts = shlex.split(args.qemu_opts)
     except ValueError as e:
         ap.error(f"--qemu-opts: {e}")
     if args.root == "initramfs" and (args.writable or args.shell):
         ap.error("--root initramfs: the guest sees nothing of the host, so no "
                  "--writable and no --shell")
-    for opt in ("model_log", "model_profile"):
-        if getattr(args, opt) and args.clock != "model":
-            ap.error(f"--{opt.replace('_', '-')} needs --clock model")
+    for opt, value in (("--model-log", args.model_log),
+                       ("--model-profile", args.model_profile)):
+        if value and args.clock != "model":
+            ap.error(f"{opt} needs --clock model")
     try:
-        topo = topology.find(args.topology)
-        topology.check_fits(topo, topology.host_limits())
-        if args.clock in ONE_VCPU_CLOCKS:
-            topo = topo.single_cpu()
-        if args.clock == "model":
-            args.plugin = cost_model_plugin()
-        for d in args.writable:
-            if not os.path.isdir(d):
-                raise SetupError(f"--writable {d}: no such directory")
-        args.keep_paths = keep_paths(args.argv,
-                                     [os.path.abspath(d) for d in args.writable])
-        kernel = resolve_kernel(args.kernel, args.flavour)
-        if shutil.which(QEMU) is None:
-            raise SetupError(f"{QEMU} not found: apt-get install qemu-system-x86")
-        cmdline = kernel_cmdline(args, topo)
-        accel = args.accel
-        if args.clock in ONE_VCPU_CLOCKS:
-            if accel == "kvm":
-                raise SetupError(f"--clock {args.clock} needs TCG, not KVM")
-            accel = "tcg"
-        elif accel == "auto":
-            accel = "kvm" if kvm_works(kernel, topo, cmdline) else "tcg"
-        rc = boot(args, topo, kernel, cmdline, accel)
-        record(args.record, accel, rc)
-        return rc
+        result = run(request(args, qemu_opts))
     except NumaMatrixError as e:
         log(f"error: {e}")
-        record(args.record, None, EXIT_SETUP)
-        return EXIT_SETUP
+        result = GuestResult.failed(EXIT_SETUP, str(e).splitlines()[0])
     except KeyboardInterrupt:
         log("interrupted")
         return 130
+    record(args.record, result)
+    return result.status
+
+
+def request(args, qemu_opts):
+    """The command line as a GuestRequest: the machine read and checked,
+    the kernel looked up (never built), the cost model found."""
+    topo = topology.find(args.topology)
+    topology.check_fits(topo, topology.host_limits())
+    if args.clock in ONE_VCPU_CLOCKS:
+        topo = topo.single_cpu()
+    for d in args.writable:
+        if not os.path.isdir(d):
+            raise SetupError(f"--writable {d}: no such directory")
+    kernel = resolve_kernel(args.kernel, args.flavour)
+    if shutil.which(QEMU) is None:
+        raise SetupError(f"{QEMU} not found: apt-get install qemu-system-x86")
+    timeout = args.timeout if args.timeout is not None else \
+        float("inf") if args.shell else 900
+    return GuestRequest(
+        topology=topo, kernel=kernel, argv=args.argv, clock=args.clock,
+        accel=args.accel, root=args.root, timeout=timeout,
+        writable=args.writable,
+        keep_paths=keep_paths(args.argv,
+                              [os.path.abspath(d) for d in args.writable]),
+        env=args.env, thp=args.thp, append=args.append, shell=args.shell,
+        qemu_opts=qemu_opts,
+        plugin=cost_model_plugin() if args.clock == "model" else None,
+        model_log=args.model_log, model_profile=args.model_profile,
+        keep=args.keep)
 
 
 def where():
@@ -810,12 +860,17 @@ def where():
             "host_kernel": h.host_kernel, "qemu": h.qemu}
 
 
-def record(path, accel, rc):
-    """--record FILE: how and where this guest ran, as JSON, for a program
-    that keeps it with the guest's results (results/matrix does, per cell)."""
+def record(path, result):
+    """--record FILE: how and where this guest ran and how it ended, as
+    JSON, for the program that started run-guest (results/matrix keeps it
+    per cell): the accelerator used, the exit status, its reason ("ok",
+    "command", or run-guest's own: "splat", "timeout", "setup") and a
+    one-line summary, and the host's facts."""
     if path:
         atomic_write(os.path.abspath(path), json.dumps(
-            {"accel": accel, "exit": rc, **where()}) + "\n")
+            {"accel": result.accel, "exit": result.status,
+             "reason": result.reason, "summary": result.summary,
+             **where()}) + "\n")
 
 
 def interactive_shell():

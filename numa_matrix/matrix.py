@@ -33,6 +33,7 @@ from . import BUILD_KERNEL, RESULTS, RUN_GUEST, TOP, kernelspec, topology
 from . import kernels as kbuild
 from .errors import NumaMatrixError, UsageError, report
 from .guest import ONE_VCPU_CLOCKS
+from .types import GUEST_EXITS
 from .util import atomic_write, host_facts
 
 # icount and model repeat to the last digit (one vCPU, -icount); wall does not.
@@ -399,7 +400,10 @@ def run_cell(env, rundir, kernel, topo, scenario, profile=None):
         os.unlink(record)
     except (OSError, ValueError):
         ran = None
-    where = "# cell " + json.dumps(ran, sort_keys=True) + "\n" if ran else ""
+    # How and where the guest ran; how it ended is the .failed file's.
+    where = "# cell " + json.dumps(
+        {k: v for k, v in ran.items() if k not in ("reason", "summary")},
+        sort_keys=True) + "\n" if ran else ""
     stdout, why = out.stdout, None
     if records:
         try:
@@ -428,10 +432,21 @@ def run_cell(env, rundir, kernel, topo, scenario, profile=None):
     atomic_write(path[:-4] + ".failed",
                  f"exit status {out.returncode}\n{where}--- stderr\n"
                  f"{out.stderr}--- stdout\n{out.stdout}")
-    # The first thing said about the failure, not run-guest's epilogue.
-    lines = [line for line in out.stderr.splitlines() if line.strip() and not
-             re.match(r"run-guest: (run directory kept|guest finished)", line)]
-    return False, (lines[0] if lines else f"exit status {out.returncode}")
+    return False, cell_failure(out, ran)
+
+
+def cell_failure(out, ran):
+    """Why a cell failed, in one line: run-guest's summary when the guest
+    failed (its --record), else what the benchmark last said on stderr."""
+    if ran and ran.get("reason") in GUEST_EXITS.values():
+        return ran["summary"]
+    said = [line for line in out.stderr.splitlines()
+            if line.strip() and not line.startswith("run-guest: ")]
+    if said:
+        return said[-1]
+    if ran and ran.get("summary"):
+        return ran["summary"]
+    return f"exit status {out.returncode}"
 
 
 def load_env(rundir):

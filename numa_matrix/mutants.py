@@ -45,6 +45,7 @@ import time
 
 from numa_matrix import BUILD_KERNEL, RUN_GUEST, TOP, cache_root
 from numa_matrix.errors import NumaMatrixError, UsageError, report
+from numa_matrix.types import EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GUEST_EXITS
 from numa_matrix.util import atomic_write
 
 HERE = os.path.join(TOP, "kernel-series", "mutants")
@@ -139,11 +140,11 @@ def verdict(tap, status, guest_rc):
     notok = sum(1 for x in lines if x.startswith("not ok") and "# TODO" not in x)
     bail = any(x.startswith("Bail out!") for x in lines)
     plan = next((x for x in lines if re.match(r"^1\.\.\d+", x)), "")
-    if guest_rc == 123:
+    if guest_rc == EXIT_SPLAT:
         return "fail", "kernel splat in the guest's log"
-    if guest_rc == 124:
+    if guest_rc == EXIT_TIMEOUT:
         return "fail", "the guest hung (timeout)"
-    if guest_rc == 125:
+    if guest_rc == EXIT_SETUP:
         return "error", "the guest did not start"
     if notok or bail or status != 0:
         detail = f"{notok} not ok" + (", bail out" if bail else "") + \
@@ -160,9 +161,9 @@ def run_test(image, name, path, topology, timeout):
     r = subprocess.run([RUN_GUEST, "--topology", topology, "--kernel", image,
                         "--timeout", str(timeout), "--", path],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    status = r.returncode if r.returncode not in (123, 124, 125) else 0
+    status = r.returncode if r.returncode not in GUEST_EXITS else 0
     v, detail = verdict(r.stdout, status, r.returncode)
-    if r.returncode in (123, 124, 125):
+    if r.returncode in GUEST_EXITS:
         log(f"{name}: run-guest exit {r.returncode}:\n{r.stderr[-1500:]}")
     return v, detail, round(time.time() - t0, 1)
 

@@ -18,6 +18,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import kernels, kernelspec as ks  # noqa: E402
+from numa_matrix.tests.helpers import fake_bzimage  # noqa: E402
 
 MAKEFILE = """# SPDX-License-Identifier: GPL-2.0
 VERSION = 6
@@ -60,17 +61,6 @@ def snapshot(repo):
             st = os.lstat(path)
             out[os.path.relpath(path, repo)] = (st.st_size, st.st_mtime_ns)
     return out
-
-
-def fake_bzimage(path, version):
-    """The parts of the x86 boot header that name a kernel."""
-    data = bytearray(0x1000)
-    data[0x202:0x206] = b"HdrS"
-    data[0x20E:0x210] = (0x400 - 0x200).to_bytes(2, "little")
-    text = version.encode() + b"\0"
-    data[0x400:0x400 + len(text)] = text
-    with open(path, "wb") as f:
-        f.write(data)
 
 
 REPO: dict = {}

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -17,7 +18,9 @@ from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
-from numa_matrix import QEMU_TOPOLOGIES  # noqa: E402
+from numa_matrix import MATRIX, QEMU_TOPOLOGIES  # noqa: E402
+from numa_matrix.tests.helpers import (fake_bzimage, fake_qemu_boots,  # noqa: E402
+                                       fake_qemu_env)
 from numa_matrix import matrix as mx  # noqa: E402
 from numa_matrix.errors import UsageError  # noqa: E402
 
@@ -454,6 +457,68 @@ class WhereCellsRan(unittest.TestCase):
         left = os.listdir(os.path.dirname(mx.cell_path(self.dir, "4node",
                                                        "bind", "k")))
         self.assertEqual(left, ["k.csv"])
+
+
+class WallClockCells(unittest.TestCase):
+    """A --clock wall run with --accel auto, planned and run cell by cell
+    through results/matrix and qemu-topologies/run-guest themselves, with
+    the stand-in QEMU (tests/data/fake-qemu): the cell runs on KVM when the
+    probe says KVM works, on TCG when it does not, and a failed guest's
+    cell says why in run-guest's own summary."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.image = os.path.join(self.tmp.name, "bzImage")
+        fake_bzimage(self.image, "6.1.192-nm14-perf (me@box) (gcc 12.2.0)")
+        self.run_dir = os.path.join(self.tmp.name, "run")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def matrix(self, *args, kvm="works"):
+        env = fake_qemu_env(self.tmp.name, kvm, FAKE_QEMU_STDOUT=CELL.format(
+            a=0.01, b=0.01, c=0.01))
+        return subprocess.run([MATRIX, *args], capture_output=True, text=True,
+                              env=env, timeout=120, check=False)
+
+    def plan(self, accel="auto"):
+        out = self.matrix("plan", "--kernels", f"mine={self.image}",
+                          "--topologies", "1node", "--scenarios", "bind",
+                          "--clock", "wall", "--accel", accel,
+                          "--iterations", "3", "--run-dir", self.run_dir)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.split("\n")[1], "mine 1node bind")
+
+    def test_cell_runs_on_kvm_where_it_works(self):
+        self.plan()
+        out = self.matrix("cell", self.run_dir, "mine", "1node", "bind")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        cell = mx.read_cell(mx.cell_path(self.run_dir, "1node", "bind", "mine"))
+        self.assertEqual(cell["where"]["accel"], "kvm")
+        self.assertEqual(cell["seconds"], [0.01, 0.01, 0.01])
+        self.assertNotIn("summary", cell["where"])
+        self.assertEqual([b["accel"] for b in fake_qemu_boots(self.tmp.name)],
+                         ["kvm", "kvm"])
+
+    def test_cell_runs_on_tcg_where_kvm_cannot(self):
+        self.plan()
+        out = self.matrix("cell", self.run_dir, "mine", "1node", "bind",
+                          kvm="fails")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        cell = mx.read_cell(mx.cell_path(self.run_dir, "1node", "bind", "mine"))
+        self.assertEqual(cell["where"]["accel"], "tcg")
+
+    def test_failed_guest_says_why_in_one_line(self):
+        self.plan(accel="kvm")
+        out = self.matrix("cell", self.run_dir, "mine", "1node", "bind",
+                          kvm="splat")
+        self.assertEqual(out.returncode, 1)
+        self.assertRegex(out.stderr, r"1node bind mine: FAILED: kernel problem "
+                         r"in the guest \(the command exited with status 0\): "
+                         r"\[ +1\.0+\] WARNING: CPU: 0 PID: 1")
+        failed = mx.cell_path(self.run_dir, "1node", "bind", "mine")[:-4]
+        with open(failed + ".failed") as f:
+            self.assertTrue(f.read().startswith("exit status 123\n# cell "))
 
 
 class Sources(unittest.TestCase):
