@@ -237,7 +237,7 @@ def model_plugin_arg(topo, plugin, out, profile=None):
 
 def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
                  control=None, binding=None, plugin=None, shell=False,
-                 extra=(), initrd=None, profile=False):
+                 extra=(), initrd=None, profile=False, qmp=None):
     """The one place where a QEMU command line is put together. SHELL: the
     serial console is this terminal (a copy still goes to console.log);
     EXTRA: the user's --qemu-opts, last; INITRD: the guest's root, in place
@@ -304,6 +304,8 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
     for port in ("stdout", "stderr", "status"):
         cmd += ["-chardev", f"file,id={port},path={rundir}/{port}",
                 "-device", f"virtserialport,chardev={port},name=nm.{port}"]
+    if qmp:
+        cmd += qmp.qemu_args()
     if control:
         cmd += control.qemu_args()
     return cmd + list(extra)
@@ -487,15 +489,18 @@ def report_console(lines, marks, path):
     log(f"kernel log: {path}")
 
 
-def probe_verdict(rc):
-    """What a KVM probe boot's exit status says: True (KVM runs the guest),
-    False (QEMU could not run it on KVM: it stopped without the command's
-    status), None (no verdict on KVM: the kernel failed, or the guest was
-    too slow under load; such a result must not disable KVM for later
-    runs)."""
-    if rc == 0:
+def probe_verdict(result):
+    """What a KVM probe boot's end says: True (KVM runs the guest), False
+    (QEMU could not run it on KVM: it stopped without the command's status,
+    or the guest printed nothing at all, not even the firmware's first
+    bytes, before the probe's timeout), None (no verdict on KVM: the kernel
+    failed, or it was running but too slow under load; such a result must
+    not disable KVM for later runs)."""
+    if result.status == 0:
         return True
-    if rc == EXIT_SETUP:
+    if result.status == EXIT_SETUP:
+        return False
+    if result.status == EXIT_TIMEOUT and result.silent:
         return False
     return None
 
@@ -526,7 +531,7 @@ def kvm_works(req):
                          argv=["true"], accel="kvm", timeout=PROBE_TIMEOUT,
                          quiet=True)
     result = boot(probe)
-    works = probe_verdict(result.status)
+    works = probe_verdict(result)
     if works is None:
         log(f"KVM probe inconclusive ({result.summary}: the kernel failed "
             "or the guest was slow): TCG for this run, nothing cached")
@@ -592,14 +597,18 @@ def run_qemu(req, rundir, shares, sockdir, initrd=None):
         log("KVM on a NUMA host: guest node -> host node " +
             ", ".join(f"{g}->{h}" for g, h in sorted(binding.items())) +
             " (memory bound, vCPUs pinned)")
-    # No control channel with an initramfs root: connecting to its port
-    # tells the guest so at a moment of the host's choosing.
-    control = None if initrd else hostctl.HostControl(
-        sockdir, topo, os.path.join(rundir, "hostctl.log"), binding)
+    # QEMU's monitor serves the control channel and pins vCPUs. No control
+    # channel with an initramfs root: connecting to its port tells the
+    # guest so at a moment of the host's choosing.
+    note = hostctl.transcript(os.path.join(rundir, "hostctl.log"))
+    qmp = hostctl.Qmp(os.path.join(sockdir, "qmp.sock"), note) \
+        if binding or not initrd else None
+    control = None if initrd else hostctl.HostControl(sockdir, topo, qmp, note)
+    pinning = hostctl.Binding(qmp, binding, note) if binding else None
     cmd = qemu_command(topo, req.kernel, kernel_cmdline(req), rundir, shares,
                        req.accel, req.clock, control, binding, req.plugin,
                        req.shell, req.qemu_opts, initrd,
-                       bool(req.model_profile))
+                       bool(req.model_profile), qmp)
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
     streams = Streams(rundir) if not req.quiet else None
@@ -615,6 +624,8 @@ def run_qemu(req, rundir, shares, sockdir, initrd=None):
         while proc.poll() is None:
             if streams:
                 streams.pump()
+            if pinning:
+                pinning.poll()
             if control:
                 control.poll()
             if time.time() - t0 > req.timeout:
@@ -631,6 +642,8 @@ def run_qemu(req, rundir, shares, sockdir, initrd=None):
         qlog.close()
         if control:
             control.close()
+        if qmp:
+            qmp.close()
     if streams:
         streams.pump()
     result = finish(req, rundir, proc.returncode, timed_out, time.time() - t0)
@@ -688,11 +701,13 @@ def finish(req, rundir, qemu_rc, timed_out, seconds):
         say(f"allowed by the test ({kind}: {why or 'no reason given'}): "
             f"{lines[i].strip()}")
     rc, started = read_status(rundir)
-    done = dict(seconds=seconds, rundir=rundir)
+    done = dict(seconds=seconds, rundir=rundir, silent=not console)
     if timed_out:
         # A splat long before the hang is often its cause: show it too.
-        summary = (f"guest did not finish within {req.timeout:g} s "
-                   f"({'command was running' if started else 'it never started the command'})")
+        state = "command was running" if started else \
+            "it never started the command" if console else \
+            "the console stayed empty: no firmware, no kernel ran"
+        summary = f"guest did not finish within {req.timeout:g} s ({state})"
         say(summary + ";" + (" kernel problems, then" if found else "")
             + " the last kernel messages:")
         show(lines, found[:5] + tail(lines), console_path)

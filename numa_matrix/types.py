@@ -62,6 +62,8 @@ class GuestResult:
     accel: Optional[str] = None
     seconds: float = 0.0
     rundir: Optional[str] = None    # kept: where the console log is
+    # The serial console stayed empty: neither firmware nor kernel ran.
+    silent: bool = False
 
     @property
     def guest_failed(self) -> bool:

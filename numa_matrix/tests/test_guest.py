@@ -28,7 +28,8 @@ def request(topo, **kw):
     if isinstance(topo, str):
         topo = topology.find(topo)
     kw.setdefault("argv", ["true"])
-    return GuestRequest(topology=topo, kernel="/k/bzImage", **kw)
+    kw.setdefault("kernel", "/k/bzImage")
+    return GuestRequest(topology=topo, **kw)
 
 # Real formats of kernel messages that must fail a run.
 BAD = [
@@ -318,13 +319,17 @@ class HostBinding(unittest.TestCase):
         self.assertIn("memory-backend-ram,id=mem2,size=64M,host-nodes=0,policy=bind", args)
         self.assertNotIn("host-nodes", " ".join(rg.numa_args(t)))
 
-    def test_vcpu_threads_follow_their_node(self):
-        cpus = [{"thread-id": 101, "props": {"node-id": 0}},
-                {"thread-id": 102, "props": {"node-id": 1}},
-                {"thread-id": 103, "props": {}}]
-        host = {0: {0, 1}, 1: {2, 3}}
-        got = hostctl.vcpu_affinity(cpus, {0: 1, 1: 0}, host.get)
-        self.assertEqual(got, {101: {2, 3}, 102: {0, 1}})
+    def test_monitor_even_without_a_control_channel(self):
+        # An initramfs root has no control channel; the vCPUs of a KVM
+        # guest are pinned through QEMU's monitor all the same.
+        t = topology.parse(self.T)
+        qmp = hostctl.Qmp("/run/x/qmp.sock")
+        cmd = rg.qemu_command(t, "/k/bzImage", "x", "/run/x", [], "kvm",
+                              "wall", binding={0: 0, 1: 1, 2: 0},
+                              initrd="/run/x/i.cpio", qmp=qmp)
+        self.assertEqual(cmd[cmd.index("-qmp") + 1],
+                         "unix:/run/x/qmp.sock,server=on,wait=off")
+        self.assertNotIn("name=nm.ctl", " ".join(cmd))
 
 
 class KeepPaths(unittest.TestCase):
@@ -419,9 +424,14 @@ class KvmProbe(unittest.TestCase):
     """One probe that says nothing about KVM must not disable it for good,
     and the cached answer is never half written."""
 
-    def probe(self, rc, cached=None):
-        result = GuestResult.of_command(rc) if rc not in GUEST_EXITS \
-            else GuestResult.failed(rc, "x")
+    @staticmethod
+    def result(rc, silent=False):
+        if rc not in GUEST_EXITS:
+            return GuestResult.of_command(rc, silent=silent)
+        return GuestResult.failed(rc, "x", silent=silent)
+
+    def probe(self, rc, silent=False):
+        result = self.result(rc, silent)
         with tempfile.TemporaryDirectory() as cache, \
                 mock.patch.dict(os.environ, {"NUMA_MATRIX_CACHE": cache}), \
                 mock.patch.object(rg.os, "access", return_value=True), \
@@ -437,10 +447,14 @@ class KvmProbe(unittest.TestCase):
         return works, written, boot.called, leftovers
 
     def test_verdicts(self):
-        self.assertIs(rg.probe_verdict(0), True)
-        self.assertIs(rg.probe_verdict(rg.EXIT_SETUP), False)
+        self.assertIs(rg.probe_verdict(self.result(0)), True)
+        self.assertIs(rg.probe_verdict(self.result(rg.EXIT_SETUP)), False)
+        # Nothing on the console in the probe's time: KVM runs nothing
+        # (this machine's /dev/kvm with -cpu host, 2026-12-07).
+        self.assertIs(rg.probe_verdict(self.result(rg.EXIT_TIMEOUT, True)),
+                      False)
         for rc in (rg.EXIT_SPLAT, rg.EXIT_TIMEOUT, 1):
-            self.assertIsNone(rg.probe_verdict(rc))
+            self.assertIsNone(rg.probe_verdict(self.result(rc)))
 
     def test_clear_answers_are_cached(self):
         self.assertEqual(self.probe(0), (True, True, True, []))
@@ -449,6 +463,10 @@ class KvmProbe(unittest.TestCase):
     def test_a_slow_or_broken_guest_is_not_cached(self):
         for rc in (rg.EXIT_TIMEOUT, rg.EXIT_SPLAT):
             self.assertEqual(self.probe(rc), (False, None, True, []))
+
+    def test_a_guest_that_printed_nothing_is_a_no(self):
+        self.assertEqual(self.probe(rg.EXIT_TIMEOUT, silent=True),
+                         (False, False, True, []))
 
 
 class KvmEndToEnd(unittest.TestCase):
@@ -527,6 +545,21 @@ class KvmEndToEnd(unittest.TestCase):
         self.assertIn("KVM probe inconclusive (kernel problem in the guest",
                       out.stderr)
         self.assertIsNone(self.cached())
+
+    def test_kvm_that_runs_nothing_is_a_no(self):
+        # QEMU starts, the guest prints nothing, not even the firmware's
+        # first bytes: what this machine's /dev/kvm does.
+        env = fake_qemu_env(self.tmp.name, "hangs")
+        with mock.patch.dict(os.environ, env), \
+                mock.patch.object(rg, "QEMU", FAKE_QEMU), \
+                mock.patch.object(rg, "KVM_DEVICE", env["NUMA_MATRIX_KVM"]), \
+                mock.patch.object(rg, "PROBE_TIMEOUT", 1), \
+                redirect_stderr(io.StringIO()) as err:
+            works = rg.kvm_works(request("1node", kernel=self.image))
+        self.assertIs(works, False, err.getvalue())
+        self.assertIn("KVM does not work here (guest did not finish within "
+                      "1 s (the console stayed empty", err.getvalue())
+        self.assertIs(self.cached(), False)
 
     def test_no_kvm_device_no_probe(self):
         out = self.run_guest("works", NUMA_MATRIX_KVM="/nonexistent/kvm")

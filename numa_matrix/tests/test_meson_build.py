@@ -16,7 +16,7 @@ import unittest
 
 # Suites that judge or change the running kernel, or start daemons.
 GUEST_SUITES = {"numa", "topology", "selftests", "selftests-all"}
-HOST_ONLY = {"unit", "slurm", "model", "bisect"}
+HOST_ONLY = {"unit", "slurm", "model", "kvm", "bisect"}
 # run-guest's own hang report needs this long after its timeout fires.
 MARGIN = 60
 

@@ -52,12 +52,16 @@ class AtomicWrite(unittest.TestCase):
         self.assertEqual(self.files(), ["f.json"])
 
     def test_threads_do_not_share_a_temporary_file(self):
+        # Four writers at once (all four wait for each other before
+        # opening): four temporary files.
         names = set()
         real_open = open
+        together = threading.Barrier(4, timeout=10)
 
         def spy(path, mode="r", *a, **kw):
             if "x" in mode:
                 names.add(path)
+                together.wait()
             return real_open(path, mode, *a, **kw)
 
         with mock.patch("builtins.open", spy):
