@@ -33,19 +33,16 @@ import sys
 import tempfile
 import time
 
-from . import (QEMU_TOPOLOGIES, TOP, cache_root, hostctl, initramfs, kernels,
-               kernelspec, topology)
+from . import (QEMU_TOPOLOGIES, TOP, build_dir, cache_root, cost_model_in,
+               hostctl, initramfs, kernels, kernelspec, topology)
 from .errors import NumaMatrixError
-from .types import (EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GuestRequest,
-                    GuestResult)
+from .types import (EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, ONE_VCPU_CLOCKS,
+                    GuestRequest, GuestResult)
 from .util import atomic_write, host_facts, qemu_binary
 
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
 QEMU = qemu_binary()
 
-# Clocks that repeat: one vCPU under -icount (QEMU 7.2 hangs at SMP bring-up
-# with it). "model" adds the cost model plugin (docs/cost-model.md).
-ONE_VCPU_CLOCKS = ("icount", "model")
 # The run's share as guest-init mounts it, and the plugin's records in it.
 GUEST_SHARE = "/run/numa-matrix"
 MODEL_LOG = "model.log"
@@ -198,10 +195,7 @@ def numa_args(topo, binding=None):
 
 def cost_model_plugin():
     """The cost model plugin Meson built, or a SetupError saying how to get it."""
-    path = os.environ.get("NUMA_MATRIX_COSTMODEL")
-    if not path:
-        build = os.environ.get("NUMA_MATRIX_BUILD") or os.path.join(TOP, "build")
-        path = os.path.join(build, "qemu-topologies", "cost-model", "costmodel.so")
+    path = os.environ.get("NUMA_MATRIX_COSTMODEL") or cost_model_in(build_dir())
     if not os.path.isfile(path):
         raise SetupError(f"the cost model plugin {path} is not built: run "
                          "'meson compile -C BUILD_DIR' (or set NUMA_MATRIX_BUILD "

@@ -579,12 +579,12 @@ def build(p, jobs):
     return image
 
 
-def legacy_spec(args):
+def legacy_spec(patches, series_dir):
     """--patches K and --series-dir DIR, from before kernel specs: the
     first K patches of DIR's series on the default Debian source."""
-    series_dir = os.path.abspath(args.series_dir) if args.series_dir else None
+    series_dir = os.path.abspath(series_dir) if series_dir else None
     names = ks.read_series(series_dir or ks.series_dir_of(ks.DEFAULT_PACKAGE))
-    k = args.patches if args.patches is not None else len(names)
+    k = patches if patches is not None else len(names)
     if not 0 <= k <= len(names):
         raise UsageError(f"--patches {k}: the series has {len(names)} patches")
     spec = ks.Spec(f"--patches {k}" + (f" --series-dir {series_dir}"
@@ -650,7 +650,7 @@ def main():
         if args.patches is not None or args.series_dir:
             if args.spec:
                 raise UsageError("give a spec or --patches/--series-dir, not both")
-            spec = legacy_spec(args)
+            spec = legacy_spec(args.patches, args.series_dir)
         else:
             spec = args.spec or DEFAULT_SPEC
         ps = ks.kernels(spec, args.flavour)

@@ -193,13 +193,13 @@ class Record:
                                            sort_keys=True) + "\n")
 
 
-def run_kernel(rec, name, image, description, tests, args):
+def run_kernel(rec, name, image, description, tests, topology, timeout):
     k = rec.kernel(name, image, description)
     for test, path in tests:
         res = k["results"].get(test)
         if res and res.get("binary") == digest(path):
             continue
-        v, detail, secs = run_test(image, test, path, args.topology, args.timeout)
+        v, detail, secs = run_test(image, test, path, topology, timeout)
         k["results"][test] = {"verdict": v, "detail": detail, "seconds": secs,
                               "image": k["image"], "binary": digest(path),
                               "at": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")}
@@ -272,11 +272,13 @@ def main():
                 raise UsageError("no mutant matches")
             tests = suite_tests(args.build_dir, args.tests.split(",") if args.tests else None)
             base_img = build(["baseline", "--flavour", args.flavour], "baseline")
-            run_kernel(rec, "baseline", base_img, "no patch", tests, args)
+            run_kernel(rec, "baseline", base_img, "no patch", tests,
+                       args.topology, args.timeout)
             for name in names:
                 img = build(["--series-dir", series_dir(name), "--patches", "1",
                              "--flavour", args.flavour], name)
-                run_kernel(rec, name, img, describe(name), tests, args)
+                run_kernel(rec, name, img, describe(name), tests,
+                           args.topology, args.timeout)
         out, broken = rows(rec.data)
         for t in sorted(broken):
             log(f"{t} fails on the baseline: it cannot catch anything")

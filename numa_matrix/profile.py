@@ -31,6 +31,9 @@ import time
 from . import kernels as kbuild
 from . import matrix as mx
 from .errors import UsageError
+from .rundir import RunDirError, cell_path, read_cell, write_env
+from .types import ProfileRequest
+from .util import atomic_write
 
 USER = "[user]"
 UNKNOWN = "[kernel, no symbol]"
@@ -45,7 +48,7 @@ TEXT_TYPES = set("tTwW")
 MARKER = re.compile(r"_s?text|_etext|_sinittext|_einittext|__\w*text_(start|end)")
 
 
-class ProfileError(mx.MatrixError):
+class ProfileError(RunDirError):
     """A profile that cannot be read or does not add up."""
 
 
@@ -210,7 +213,7 @@ def diff_table(title, funcs_a, regions_a, funcs_b, regions_b, pages, top=None):
 # ---------------------------------------------------------------- running
 
 def profile_path(rundir, topo, scenario, kernel):
-    return mx.cell_path(rundir, topo, scenario, kernel)[:-4] + ".profile"
+    return cell_path(rundir, topo, scenario, kernel)[:-4] + ".profile"
 
 
 def check_plugin(env):
@@ -240,40 +243,42 @@ def checked(cell, header, label):
 
 
 class Profile:
-    def __init__(self, args):
-        self.args = args
-        self.kernels = mx.select_kernels(",".join(args.kernel), args.flavour)
-        if args.run_dir:
-            self.rundir = os.path.abspath(args.run_dir)
+    def __init__(self, req: ProfileRequest):
+        c = req.cells
+        self.req, self.params, self.scenario = req, c.params, c.scenario
+        self.kernels = mx.select_kernels(",".join(req.kernels),
+                                         self.params.flavour)
+        if c.run_dir:
+            self.rundir = os.path.abspath(c.run_dir)
         else:
             self.rundir = os.path.join(
-                args.results, "profiles", time.strftime("%Y%m%d-%H%M%S") +
-                f"-{args.topology}-{args.scenario}")
+                os.path.abspath(c.results), "profiles",
+                time.strftime("%Y%m%d-%H%M%S") + f"-{c.topology}-{c.scenario}")
         os.makedirs(self.rundir, exist_ok=True)
-        self.topos = mx.select_topologies(args.topology, self.rundir)
+        self.topos = mx.select_topologies(c.topology, self.rundir)
         self.topo = next(iter(self.topos))
-        self.env = mx.write_env(self.rundir, args, self.kernels, self.topos,
-                                [args.scenario])
+        self.env = write_env(self.rundir, self.params, self.kernels, self.topos,
+                             {c.scenario: mx.SCENARIOS[c.scenario]})
 
     def measure(self, label):
         """The cell and profile of one kernel, run if not there yet."""
-        a = self.args
-        cell = mx.cell_path(self.rundir, self.topo, a.scenario, label)
-        prof = profile_path(self.rundir, self.topo, a.scenario, label)
+        scenario = self.scenario
+        cell = cell_path(self.rundir, self.topo, scenario, label)
+        prof = profile_path(self.rundir, self.topo, scenario, label)
         done = os.path.exists(cell) and os.path.exists(prof) and \
             os.path.getsize(prof) > 0
         if not done:
-            mx.log(f"{label}: {a.scenario} on {self.topo}, model clock, "
+            mx.log(f"{label}: {scenario} on {self.topo}, model clock, "
                    f"profile")
             ok, reason = mx.run_cell(self.env, self.rundir, label, self.topo,
-                                     a.scenario, profile=prof)
+                                     scenario, profile=prof)
             if not ok:
-                raise ProfileError(f"{label}: the benchmark failed: {reason} (see "
-                              f"{cell[:-4]}.failed)")
-        return mx.read_cell(cell), read_profile(prof)
+                raise ProfileError(f"{label}: the benchmark failed: {reason} "
+                                   f"(see {cell[:-4]}.failed)")
+        return read_cell(cell), read_profile(prof)
 
     def run(self):
-        a = self.args
+        top, scenario = self.req.top or None, self.scenario
         mx.build_kernels(self.env, self.rundir)
         check_plugin(self.env)
         out, checks, results = [], [], {}
@@ -285,51 +290,35 @@ class Profile:
             funcs = by_function(counts, symbols)
             results[label] = (funcs, header["regions"], cell["pages"])
             out.append(table(
-                f"{a.scenario} on {self.topo}, {label} ({info['source_version']}"
+                f"{scenario} on {self.topo}, {label} ({info['source_version']}"
                 f", {info['patches']} patches): {header['regions']} iterations"
                 f" x {cell['pages']} pages, {header['insns']} instructions "
                 "(model clock, timed regions)", funcs, header["regions"],
-                cell["pages"], a.top or None))
+                cell["pages"], top))
         labels = list(results)
         for b in labels[1:]:
             fa, ra, pages = results[labels[0]]
             fb, rb, pages_b = results[b]
             if pages_b != pages:
-                raise ProfileError(f"{labels[0]} and {b} have {pages} and {pages_b} "
-                              "pages per iteration: not one benchmark")
+                raise ProfileError(f"{labels[0]} and {b} have {pages} and "
+                                   f"{pages_b} pages per iteration: not one "
+                                   "benchmark")
             out.append(diff_table(
-                f"{a.scenario} on {self.topo}, instructions per page: "
-                f"A = {labels[0]}, B = {b}", fa, ra, fb, rb, pages,
-                a.top or None))
+                f"{scenario} on {self.topo}, instructions per page: "
+                f"A = {labels[0]}, B = {b}", fa, ra, fb, rb, pages, top))
         out.append("sums (profile = regions):\n" +
                    "\n".join("  " + c for c in checks))
         return "\n\n".join(out) + "\n"
 
 
-def cmd_profile(args):
-    if not args.kernel:
-        raise UsageError("give the kernel to profile: --kernel SPEC (twice for "
-                      "a diff)")
-    mx.one_cell_args(args, "model")
-    p = Profile(args)
+def profile(req: ProfileRequest):
+    """results/matrix profile: the tables, printed and in profile.txt."""
+    if not req.kernels:
+        raise UsageError("give the kernel to profile: --kernel SPEC (twice "
+                         "for a diff)")
+    p = Profile(req)
     text = p.run()
-    mx.atomic_write(os.path.join(p.rundir, "profile.txt"), text)
+    atomic_write(os.path.join(p.rundir, "profile.txt"), text)
     print(text, end="")
     mx.log(f"cells, profiles and tables: {p.rundir}")
     return 0
-
-
-def add_parser(sub):
-    p = sub.add_parser("profile", help="instructions per kernel function of "
-                       "the timed region (cost model), one kernel or two",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--kernel", action="append", default=[], metavar="SPEC",
-                   help="kernel spec (LABEL=SPEC names it); twice or more: "
-                   "each later one against the first")
-    mx.add_one_cell(p, "per kernel (default 3; the profile sums them)")
-    p.add_argument("--top", type=int, default=25,
-                   help="rows per table, the rest in one (default 25; 0: all)")
-    p.add_argument("--run-dir", help="where the cells go (default: "
-                   "results/profiles/<id>-<topology>-<scenario>); an "
-                   "existing one is reused, its profiled kernels not run again")
-    return p

@@ -7,8 +7,13 @@ argparse Namespace or a dict whose keys depend on where it came from.
 Standard library only: topology.py, which runs in guests too, imports it.
 """
 
+import os
+import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from . import RESULTS
+from .errors import UsageError
 
 if TYPE_CHECKING:
     from .topology import Topology
@@ -77,3 +82,160 @@ class GuestResult:
     @classmethod
     def failed(cls, status: int, summary: str, **kw) -> "GuestResult":
         return cls(status, GUEST_EXITS[status], summary, **kw)
+
+
+# ---------------------------------------------------------------- the matrix
+
+CLOCKS = ("icount", "model", "wall")
+ACCELS = ("tcg", "kvm", "auto")
+# Clocks that repeat: one vCPU under -icount (QEMU 7.2 hangs at SMP
+# bring-up with it). "model" adds the cost model plugin.
+ONE_VCPU_CLOCKS = ("icount", "model")
+SIZE_RE = re.compile(r"(\d+)([KMG]?)", re.I)
+
+
+def size_bytes(text: str) -> int:
+    """timedmunlock's --size (K, M, G suffixes, as nt_parse_size() reads
+    it) in bytes; UsageError unless it is a whole number of 4 KiB pages."""
+    m = SIZE_RE.fullmatch(text or "")
+    if not m:
+        raise UsageError(f"--size {text}: give a size such as 64M, 512K or 1G")
+    n = int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2).upper()]
+    if n <= 0 or n % 4096:
+        raise UsageError(f"--size {text}: give a positive whole number of "
+                         "4 KiB pages")
+    return n
+
+
+@dataclass
+class RunParams:
+    """What every cell of a matrix run does alike, kept in its env.json.
+    Checked when made: a run never starts with a value that cannot work."""
+    iterations: int = 10
+    size: str = "64M"
+    clock: str = "icount"
+    accel: str = "auto"
+    flavour: str = "perf"
+    timeout: int = 900
+    bench: str = ""             # timedmunlock in the Meson build dir
+
+    def __post_init__(self):
+        if self.iterations < 1:
+            raise UsageError(f"--iterations {self.iterations}: give 1 or more")
+        size_bytes(self.size)
+        if self.clock not in CLOCKS:
+            raise UsageError(f"--clock {self.clock}: use one of "
+                             f"{', '.join(CLOCKS)}")
+        if self.accel not in ACCELS:
+            raise UsageError(f"--accel {self.accel}: use one of "
+                             f"{', '.join(ACCELS)}")
+        if self.timeout < 1:
+            raise UsageError(f"--timeout {self.timeout}: give 1 second or more")
+        if self.clock in ONE_VCPU_CLOCKS:
+            self.accel = "tcg"      # icount and model are TCG's alone
+
+
+@dataclass
+class RunOptions:
+    """What a command line said of a run's parameters: None where it said
+    nothing, so that a resumed run keeps its own value."""
+    iterations: Optional[int] = None
+    size: Optional[str] = None
+    clock: Optional[str] = None
+    accel: Optional[str] = None
+    flavour: Optional[str] = None
+    timeout: Optional[int] = None
+    build_dir: Optional[str] = None     # where timedmunlock is built
+
+    def params(self, old: Dict[str, Any], default_bench: str) -> RunParams:
+        """The parameters of a run: what was said, else the run's own
+        (OLD, its env.json when resumed), else the defaults."""
+        base = RunParams()
+        values = {}
+        for f in ("iterations", "size", "clock", "accel", "flavour",
+                  "timeout"):
+            given = getattr(self, f)
+            values[f] = given if given is not None else \
+                old.get(f, getattr(base, f))
+        if self.build_dir:
+            bench = os.path.join(os.path.abspath(self.build_dir),
+                                 "numa-tests", "bench", "timedmunlock")
+        else:
+            bench = old.get("bench") or default_bench
+        return RunParams(bench=bench, **values)
+
+
+@dataclass
+class Selection:
+    """Which cells: comma lists as given (None: the default, or a resumed
+    run's own), or the worst case alone."""
+    kernels: Optional[str] = None
+    topologies: Optional[str] = None
+    scenarios: Optional[str] = None
+    worst_case: bool = False
+
+
+@dataclass
+class RunRequest:
+    """A matrix run or plan as asked: the selection, the parameters said,
+    where (a run to resume, or a directory for a new one), how many cells
+    at once (None: the clock's default)."""
+    selection: Selection = field(default_factory=Selection)
+    options: RunOptions = field(default_factory=RunOptions)
+    resume: Optional[str] = None
+    run_dir: Optional[str] = None
+    results: str = RESULTS
+    jobs: Optional[int] = None
+
+
+@dataclass
+class CellsRequest:
+    """Commands that run one scenario on one machine for each of their
+    kernels (bisect, profile): where their cells go."""
+    scenario: str
+    topology: str
+    params: RunParams
+    run_dir: Optional[str] = None
+    results: str = RESULTS
+
+
+@dataclass
+class BisectRequest:
+    good: str                   # GITDIR@COMMIT
+    bad: str
+    threshold: float            # percent
+    cells: CellsRequest
+
+
+@dataclass
+class ProfileRequest:
+    kernels: List[str]          # specs; the first is A, each later one B
+    top: int                    # rows per table, 0 for all
+    cells: CellsRequest
+
+
+@dataclass
+class SlurmRequest:
+    """results/slurm-submit: a run (its selection and parameters, or one
+    to resume) and how to ask Slurm for it."""
+    run: RunRequest
+    partition: Optional[str] = None
+    account: Optional[str] = None
+    sbatch_args: List[str] = field(default_factory=list)
+    cache: Optional[str] = None         # NUMA_MATRIX_CACHE of the jobs
+    build_cpus: int = 8
+    build_mem: str = "4G"
+    build_time: str = "120"
+    mem_overhead: int = 512             # MiB per cell beyond the guest's
+    build_lock: str = "none"
+    max_running: Optional[int] = None
+    dry_run: bool = False
+
+    def __post_init__(self):
+        if self.run.resume and self.run.run_dir:
+            raise UsageError("--resume and --run-dir: give one")
+        for name in ("build_cpus", "mem_overhead", "max_running"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise UsageError(f"--{name.replace('_', '-')} {value}: give "
+                                 "1 or more")

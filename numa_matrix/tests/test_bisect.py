@@ -19,14 +19,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import bisect, matrix as mx  # noqa: E402
 from numa_matrix.errors import UsageError  # noqa: E402
+from numa_matrix import rundir as rd  # noqa: E402
+from numa_matrix.types import BisectRequest, CellsRequest, RunParams  # noqa: E402
+from numa_matrix.util import atomic_write  # noqa: E402
 
 
 class Fake(bisect.Bisect):
     """measure() from a list of costs instead of a kernel and a guest."""
 
     def __init__(self, costs, limit=5.0):
-        self.args = mock.Mock(scenario="interleave", topology="2node",
-                              iterations=3, size="64M", flavour="perf")
+        self.params = RunParams(iterations=3)
+        self.scenario = "interleave"
         self.plans = [{"label": f"c{i:011d}", "commit": f"{i:040d}",
                        "subject": f"commit {i}"} for i in range(len(costs))]
         self.limit, self.costs, self.lines = limit, {}, []
@@ -85,12 +88,11 @@ class Input(unittest.TestCase):
                 bisect.threshold(bad)
 
     def test_refuses_what_is_not_a_git_commit(self):
-        args = mock.Mock(good="baseline", bad="patched", flavour="perf")
         with mock.patch.object(bisect.kernelspec, "package_info", lambda p: {
                 "kind": "package", "tarball": "/t", "package": p,
                 "version": "1", "id": "0123"}):
             with self.assertRaises(UsageError) as cm:
-                bisect.commit_plans(args)
+                bisect.commit_plans("baseline", "patched", "perf")
         self.assertIn("give GITDIR@COMMIT", str(cm.exception))
 
 
@@ -103,15 +105,14 @@ class RunDir(unittest.TestCase):
                                            "2node.topo")):
             d = tempfile.mkdtemp()
             try:
-                args = mock.Mock(run_dir=d, topology=topo,
-                                 scenario="interleave", clock="icount",
-                                 accel="tcg", iterations=3, size="64M",
-                                 flavour="perf", timeout=900, bench="/b")
-                b = bisect.Bisect(args, [{"source_version": "1"}], 5.0)
-                env = mx.load_env(d)
+                req = BisectRequest("g", "b", 5.0, CellsRequest(
+                    "interleave", topo, RunParams(iterations=3, bench="/b"),
+                    run_dir=d))
+                b = bisect.Bisect(req, [{"source_version": "1"}])
+                env = rd.load_env(d)
                 self.assertEqual(b.topo, "2node")
                 self.assertEqual(env["topologies"], ["2node"])
-                self.assertTrue(os.path.isfile(mx.topo_copy(d, "2node")))
+                self.assertTrue(os.path.isfile(rd.topo_copy(d, "2node")))
             finally:
                 shutil.rmtree(d)
 
@@ -120,7 +121,7 @@ class Cost(unittest.TestCase):
     def test_minimum_over_iterations_per_page(self):
         d = tempfile.mkdtemp()
         try:
-            mx.atomic_write(mx.cell_path(d, "2node", "interleave", "k"),
+            atomic_write(rd.cell_path(d, "2node", "interleave", "k"),
                             "iteration,op,pages,seconds\n1,munlock,16384,0.0110\n"
                             "2,munlock,16384,0.0106\n3,munlock,16384,0.0106\n")
             self.assertAlmostEqual(bisect.cost(d, "2node", "interleave", "k"),

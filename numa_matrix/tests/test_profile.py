@@ -20,7 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import matrix as mx  # noqa: E402
 from numa_matrix import profile as prof  # noqa: E402
-from numa_matrix.matrix import atomic_write  # noqa: E402
+from numa_matrix import cli  # noqa: E402
+from numa_matrix import rundir as rd  # noqa: E402
+from numa_matrix.util import atomic_write  # noqa: E402
 
 # Per-CPU data at small offsets, the start of text with a function at the
 # same address as its markers, aliases, a section marker sharing a
@@ -221,33 +223,34 @@ class Command(unittest.TestCase):
         counts = self.runs[kernel]
         total = sum(counts.values())
         first = total // 2
-        mx.atomic_write(mx.cell_path(rundir, topo, scenario, kernel),
+        atomic_write(rd.cell_path(rundir, topo, scenario, kernel),
                         "iteration,op,pages,seconds\n"
                         f"1,munlock,2,0.1\n# model iteration=1 insns={first} "
                         "cycles=1\n"
                         f"2,munlock,2,0.1\n# model iteration=2 "
                         f"insns={total - first} cycles=1\n")
-        mx.atomic_write(profile, HEADER.format(total, total) + "".join(
+        atomic_write(profile, HEADER.format(total, total) + "".join(
             f"{a:016x} {n}\n" for a, n in sorted(counts.items())))
         self.ran.append(kernel)
         return True, ""
 
     def run_command(self, run_dir):
-        args = mx.argparse.Namespace(
-            kernel=["A", "B"], scenario="interleave", topology="2node",
-            iterations=2, size="8K", flavour="perf", timeout=60, top=0,
-            run_dir=run_dir, results=self.root,
-            build=os.path.join(self.root, "build"))
+        """results/matrix profile, its command line and all."""
+        argv = ["profile", "--kernel", "A", "--kernel", "B", "--scenario",
+                "interleave", "--topology", "2node", "--iterations", "2",
+                "--size", "8K", "--timeout", "60", "--top", "0",
+                "--run-dir", run_dir, "--results", self.root,
+                "--build-dir", os.path.join(self.root, "build")]
         self.ran = []
-        out = io.StringIO()
+        out, self.err = io.StringIO(), io.StringIO()
         with mock.patch.object(mx, "select_kernels",
                                lambda text, flavour: {k: self.plans[k]
                                                       for k in text.split(",")}), \
                 mock.patch.object(mx, "build_kernels", lambda env, rundir: None), \
                 mock.patch.object(mx, "run_cell", self.fake_cell), \
                 contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(io.StringIO()):
-            rc = prof.cmd_profile(args)
+                contextlib.redirect_stderr(self.err):
+            rc = cli.main(argv)
         return rc, out.getvalue()
 
     def test_tables_diff_and_sums(self):
@@ -265,7 +268,7 @@ class Command(unittest.TestCase):
                       "records' insns: 404", out)
         with open(os.path.join(run_dir, "profile.txt")) as f:
             self.assertEqual(f.read(), out)
-        self.assertEqual(mx.load_env(run_dir)["clock"], "model")
+        self.assertEqual(rd.load_env(run_dir)["clock"], "model")
         # Again with the same run directory: nothing runs again.
         rc, again = self.run_command(run_dir)
         self.assertEqual((rc, self.ran, again), (0, [], out))
@@ -273,8 +276,10 @@ class Command(unittest.TestCase):
     def test_a_plugin_without_profile_is_refused(self):
         atomic_write(os.path.join(self.root, "build/qemu-topologies/cost-model/"
                            "costmodel.so"), "old")
-        with self.assertRaisesRegex(prof.ProfileError, "predates profile="):
-            self.run_command(os.path.join(self.root, "run"))
+        rc, _ = self.run_command(os.path.join(self.root, "run"))
+        self.assertEqual(rc, 1)
+        self.assertRegex(self.err.getvalue(), r"^matrix: error: the cost model "
+                         r"plugin .* predates profile=")
 
 
 if __name__ == "__main__":

@@ -397,7 +397,7 @@ def the_test(t, cluster, tmp, bench, first_bound, built):
     # machine's one heavy build at a time.
     lock = ["--build-lock", os.path.join(CACHE, "build.lock")]
     options = ["--partition", PARTITION, "--build-cpus", str(cluster.cpus),
-               "--results", results, "--build", build] + lock
+               "--results", results, "--build-dir", build] + lock
 
     took = cluster.up()
     t.ok(True, f"munged, slurmctld and slurmd up, node {NODE} idle "
@@ -446,7 +446,7 @@ def the_test(t, cluster, tmp, bench, first_bound, built):
     t0 = time.time()
     local_results = os.path.join(tmp, "local")
     out = run([MATRIX, "run"] + SELECTION +
-              ["--results", local_results, "--build", build])
+              ["--results", local_results, "--build-dir", build])
     t.note(f"local matrix run: exit {out.returncode} after {time.time() - t0:.1f} s")
     t.must(out.returncode == 0, "a local matrix run of the same selection",
            out.stderr)
