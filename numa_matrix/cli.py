@@ -122,6 +122,9 @@ def parser(prog=PROG):
     run.add_argument("--resume", metavar="RUN_DIR",
                      help="finish the cells of RUN_DIR not done yet, with "
                      "its own selection and parameters unless given")
+    run.add_argument("--dry-run", action="store_true",
+                     help="say what the run would build and boot, and how "
+                     "many cells; build, boot and write nothing")
     # ./numa-matrix run: options checked before its setup does any work.
     run.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)
     run.add_argument("--jobs", type=int, metavar="N",
@@ -177,6 +180,8 @@ def dispatch(a):
         planned = matrix.plan_run(run_request(a))
         matrix.jobs_for(planned[1].clock, a.jobs)
         return 0
+    if a.cmd == "run" and a.dry_run:
+        return matrix.dry_run(run_request(a))
     if a.cmd == "run":
         return matrix.run(run_request(a))
     if a.cmd == "plan":

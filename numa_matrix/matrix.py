@@ -20,6 +20,7 @@ import time
 from typing import Any, Dict
 
 from . import BUILD_KERNEL, RUN_GUEST, bench_in, build_dir, kernelspec, topology
+from . import kernels as kbuild
 from .errors import NumaMatrixError, UsageError
 from .report import headline, write_report
 from .rundir import (cell_path, file_sha256, load_env, plan_cells, topo_copy,
@@ -243,20 +244,27 @@ def merge_model_records(stdout, records):
     return "".join(merged)
 
 
+def guest_command(clock, accel, flavour, timeout, root, topo, image):
+    """run-guest's command line for a cell, up to its --record."""
+    guest = [RUN_GUEST, "--topology", topo, "--kernel", image,
+             "--flavour", flavour, "--clock", clock, "--timeout", str(timeout)]
+    if clock not in ONE_VCPU_CLOCKS:
+        guest += ["--accel", accel]
+    if root == "initramfs":
+        # A guest that reads nothing from the host repeats exactly.
+        guest += ["--root", "initramfs"]
+    return guest
+
+
 def run_cell(env, rundir, kernel, topo, scenario, profile=None):
     """One guest, one benchmark. Figures on success, .failed otherwise.
     PROFILE (model clock): where the cost model writes the instructions of
     each address in the timed regions (docs/profile.md)."""
     path = cell_path(rundir, topo, scenario, kernel)
-    guest = [RUN_GUEST, "--topology", topo_copy(rundir, topo),
-             "--kernel", env["kernels"][kernel]["image"],
-             "--flavour", env["flavour"], "--clock", env["clock"],
-             "--timeout", str(env["timeout"])]
-    if env["clock"] not in ONE_VCPU_CLOCKS:
-        guest += ["--accel", env["accel"]]
-    if env.get("root") == "initramfs":
-        # A guest that reads nothing from the host repeats exactly.
-        guest += ["--root", "initramfs"]
+    guest = guest_command(env["clock"], env.get("accel", "tcg"), env["flavour"],
+                          env["timeout"], env.get("root", "host"),
+                          topo_copy(rundir, topo),
+                          env["kernels"][kernel]["image"])
     records = None
     if env["clock"] == "model" and env.get("root") == "initramfs":
         # The guest cannot read the model's records: merged here instead.
@@ -526,6 +534,52 @@ def run(req: RunRequest):
     if failed:
         log(f"{failed} cell(s) failed: their .failed files say why")
     return 1 if failed else 0
+
+
+def dry_run(req: RunRequest):
+    """matrix run --dry-run: what the run would build and boot, checked as
+    a run would check it; nothing is built, booted or written."""
+    rundir, params, kernels, topos, scenarios = plan_run(req)
+    jobs = jobs_for(params.clock, req.jobs)
+    resumed = bool(req.resume)
+    cells = [(k, t, s) for t in topos for s in scenarios for k in kernels]
+    done = [c for c in cells if os.path.exists(cell_path(rundir, c[1], c[2],
+                                                         c[0]))]
+    out = [f"run directory: {rundir} ({'resumed' if resumed else 'new'})",
+           f"clock {params.clock}, accelerator {params.guest_accel}"
+           + f", {params.iterations} iterations of {params.size}, flavour "
+           f"{params.flavour}, at most {params.timeout} s a cell, {jobs} "
+           "cell(s) at a time",
+           f"benchmark: {params.bench}"
+           + ("" if os.access(params.bench, os.X_OK) else
+              " (not built yet: ./numa-matrix setup builds it)"),
+           f"kernels ({len(kernels)}):"]
+    for label, p in kernels.items():
+        image = kbuild.built_image(p)
+        out.append(f"  {label:<14} " + (f"built: {image}" if image else
+                                        f"to build: kernel-series/build-kernel "
+                                        f"{p.get('spec') or p['spec_text']} "
+                                        f"--flavour {params.flavour}"))
+    out += [f"topologies: {', '.join(topos)}",
+            f"scenarios: {', '.join(scenarios)}",
+            f"cells: {len(cells)}, {len(done)} done already, "
+            f"{len(cells) - len(done)} to run, each in a guest of its own:",
+            "  " + " ".join(guest_command(
+                params.clock, params.guest_accel, params.flavour, params.timeout,
+                old_root(rundir, params), "TOPOLOGY.topo", "BZIMAGE") +
+                ["--", params.bench, "..."])]
+    print("\n".join(out))
+    return 0
+
+
+def old_root(rundir, params):
+    """The guests' root of a run: its own when resumed (rundir.write_env
+    decides it when the run starts), else initramfs under the repeatable
+    clocks."""
+    try:
+        return load_env(rundir).get("root", "host")
+    except NumaMatrixError:
+        return "initramfs" if params.clock in ONE_VCPU_CLOCKS else "host"
 
 
 def list_all(flavour="perf"):

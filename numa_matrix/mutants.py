@@ -45,6 +45,7 @@ import time
 
 from numa_matrix import BUILD_KERNEL, RUN_GUEST, TOP, cache_root
 from numa_matrix.errors import NumaMatrixError, UsageError, report
+from numa_matrix.kernelspec import FLAVOURS
 from numa_matrix.types import EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GUEST_EXITS
 from numa_matrix.util import atomic_write
 
@@ -253,7 +254,7 @@ def main():
     ap.add_argument("mutants", nargs="*", help="mutant name prefixes (default: all)")
     ap.add_argument("--tests", help="comma-separated tests of the numa suite (default: all)")
     ap.add_argument("--topology", default="4node")
-    ap.add_argument("--flavour", default="perf", choices=("perf", "debug"))
+    ap.add_argument("--flavour", default="perf", choices=FLAVOURS)
     ap.add_argument("--build-dir", default=os.path.join(TOP, "build"))
     ap.add_argument("--timeout", type=int, default=600, help="per guest, seconds")
     ap.add_argument("--json", default=DEFAULT_JSON,

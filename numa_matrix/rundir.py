@@ -138,7 +138,7 @@ def write_env(rundir, params: RunParams, kernels, topos, scenarios):
     if model:
         env["cost_model"] = model
     env.update({
-        "clock": params.clock, "accel": params.accel,
+        "clock": params.clock, "accel": params.guest_accel,
         "iterations": params.iterations, "size": params.size,
         "flavour": params.flavour, "timeout": params.timeout,
         "bench": params.bench,

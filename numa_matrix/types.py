@@ -131,8 +131,11 @@ class RunParams:
                              f"{', '.join(ACCELS)}")
         if self.timeout < 1:
             raise UsageError(f"--timeout {self.timeout}: give 1 second or more")
-        if self.clock in ONE_VCPU_CLOCKS:
-            self.accel = "tcg"      # icount and model are TCG's alone
+
+    @property
+    def guest_accel(self) -> str:
+        """What the guests run on: icount and model are TCG's alone."""
+        return "tcg" if self.clock in ONE_VCPU_CLOCKS else self.accel
 
 
 @dataclass
@@ -150,13 +153,13 @@ class RunOptions:
     def params(self, old: Dict[str, Any], default_bench: str) -> RunParams:
         """The parameters of a run: what was said, else the run's own
         (OLD, its env.json when resumed), else the defaults."""
-        base = RunParams()
+        defaults = RunParams.__dataclass_fields__
         values = {}
         for f in ("iterations", "size", "clock", "accel", "flavour",
                   "timeout"):
             given = getattr(self, f)
             values[f] = given if given is not None else \
-                old.get(f, getattr(base, f))
+                old.get(f, defaults[f].default)
         if self.build_dir:
             bench = os.path.join(os.path.abspath(self.build_dir),
                                  "numa-tests", "bench", "timedmunlock")

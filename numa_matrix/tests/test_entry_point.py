@@ -74,6 +74,139 @@ class Help(unittest.TestCase):
                     self.assertEqual(out.made, [], f"{args[0]} did work first")
 
 
+class BadInput(unittest.TestCase):
+    """Every bad input: one line naming the cause, exit 2, no traceback,
+    and nothing made (no build dir, no cache)."""
+
+    CASES = [
+        (("foo",), "unknown command 'foo'"),
+        ((), "no command"),
+        (("deps", "extra"), "deps takes no arguments"),
+        (("setup", "extra"), "setup takes no arguments"),
+        (("topologies", "extra"), "topologies takes no arguments"),
+        (("kernel",), "kernel: give a kernel spec"),
+        (("kernel", "--flavour", "perf"), "kernel: give a kernel spec"),
+        (("kernel", "--frob"), "kernel: unknown option '--frob'"),
+        (("kernel", "patched", "--flavour", "bogus"), "invalid choice: 'bogus'"),
+        (("config", "extra"), "config: unexpected 'extra'"),
+        (("test", "--frob"), "test: unknown option '--frob'"),
+        (("test", "--kernel"), "test --kernel needs a value"),
+        (("test", "--full", "--kernel", "patched"), "--full or --kernel"),
+        (("test", "--full", "concurrent_mlock"), "--full runs everything"),
+        (("test", "--flavour", "debug"), "--flavour is for the tests"),
+        (("test", "--topology", "2node"), "--topology is for the tests"),
+        (("test", "--flavour", "bogus", "x"), "test --flavour bogus: use one of"),
+        (("test", "--topology", "nosuch", "x"), "no such machine"),
+        (("test", "--kernel", "no-such-kernel"), "no-such-kernel"),
+        (("test", "--list", "x"), "give no test names"),
+        (("run", "--size", "bogus"), "--size bogus"),
+        (("run", "--iterations", "0"), "--iterations 0"),
+        (("run", "--jobs", "0"), "--jobs 0"),
+        (("run", "--resume", "/nonexistent"), "/nonexistent is not a matrix run"),
+        (("run", "--kernels", "no-such-kernel"), "no-such-kernel"),
+        (("run", "--frob"), "unrecognized arguments: --frob"),
+    ]
+
+    def test_each_bad_input(self):
+        for args, cause in self.CASES:
+            with self.subTest(args=args):
+                out = Help.run_it(self, *args)
+                self.assertEqual(out.returncode, 2, out.stderr)
+                self.assertNotIn("Traceback", out.stderr)
+                errors = [line for line in out.stderr.splitlines()
+                          if "error" in line]
+                self.assertEqual(len(errors), 1, out.stderr)
+                self.assertIn(cause, errors[0])
+                self.assertEqual(out.made, [], f"{args} did work first")
+
+    def test_unknown_test_name_after_configuring(self):
+        # Names are Meson's: the build dir is configured to know them.
+        for args, cause in ((("test", "nosuch"), "no test named 'nosuch'"),
+                            (("test", "--suite", "nosuch"),
+                             "--suite nosuch: no such suite")):
+            with self.subTest(args=args):
+                out = Help.run_it(self, *args)
+                self.assertEqual(out.returncode, 2, out.stderr)
+                self.assertIn(cause, out.stderr.strip().splitlines()[-1])
+
+
+class Selecting(unittest.TestCase):
+    """test --list, test NAME --dry-run, test --suite --dry-run, run
+    --dry-run: what a user reaches for before running anything."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.env = dict(os.environ,
+                       NUMA_MATRIX_BUILD=os.path.join(cls.tmp.name, "build"),
+                       NUMA_MATRIX_CACHE=os.path.join(cls.tmp.name, "cache"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def entry(self, *args):
+        return subprocess.run([ENTRY, *args], capture_output=True, text=True,
+                              env=self.env, timeout=300, check=False)
+
+    def test_list_names_every_test_with_its_suite(self):
+        out = self.entry("test", "--list")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertIn("numa:concurrent_mlock  (in a guest)", lines)
+        self.assertIn("unit:numa_matrix.test_cli", lines)
+        self.assertIn("kvm:kvm-probe", lines)
+        self.assertIn("selftests:selftest-mlock2-tests  (in a guest)", lines)
+        out = self.entry("test", "--list", "--suite", "topology")
+        self.assertEqual(out.stdout.splitlines(),
+                         ["topology:guest-hotplug  (in a guest)",
+                          "topology:guest-matches-topology  (in a guest)"])
+
+    def test_named_tests_dry_run(self):
+        out = self.entry("test", "--dry-run", "--topology", "2node",
+                         "--flavour", "debug", "concurrent_mlock",
+                         "unit:numa_matrix.test_util", "selftest-mlock2-tests")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertEqual(lines[0], "  on the host: meson test --suite unit "
+                         "numa_matrix.test_util")
+        self.assertRegex(lines[1], r"^  (build kernel patched --flavour debug|"
+                         r"kernel patched --flavour debug: built already)")
+        self.assertRegex(lines[2], r"the mm selftests of patched")
+        self.assertEqual(lines[3], "  one guest on 2node (--kernel patched "
+                         "--flavour debug): meson test --suite numa "
+                         "concurrent_mlock --suite selftests "
+                         "selftest-mlock2-tests")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "cache",
+                                                     "kernels")))
+
+    def test_suite_dry_run_and_ci_dry_run(self):
+        out = self.entry("test", "--dry-run", "--suite", "unit", "--suite",
+                         "numa")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("  on the host: meson test --suite unit", out.stdout)
+        self.assertIn("meson test --suite numa", out.stdout)
+        out = self.entry("test", "--dry-run")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        for step in ("on the host: meson test --suite unit",
+                     "patched --flavour debug",
+                     "one guest on 4node (--flavour debug): meson test --suite "
+                     "selftests", "on the host: meson test --suite kvm"):
+            self.assertIn(step, out.stdout)
+
+    def test_run_dry_run_and_help_name_this_entry_point(self):
+        out = self.entry("run", "--dry-run", "--interleave-worst-case",
+                         "--topologies", "4node", "--kernels", "patched")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("cells: 1, 0 done already, 1 to run", out.stdout)
+        self.assertEqual(os.listdir(self.tmp.name), ["build"]
+                         if os.path.exists(os.path.join(self.tmp.name, "build"))
+                         else [])
+        out = self.entry("run", "--help")
+        self.assertTrue(out.stdout.startswith(f"usage: {ENTRY} run "),
+                        out.stdout[:60])
+
+
 class Tally(unittest.TestCase):
     """The summary's counts: a TAP test Meson calls OK whose failure is a
     known one ("not ok ... # TODO reason") is an expected failure, named
