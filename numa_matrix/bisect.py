@@ -79,7 +79,7 @@ class Bisect:
             self.rundir = os.path.abspath(c.run_dir)
         else:
             self.rundir = os.path.join(
-                os.path.abspath(c.results), good["source_version"],
+                os.path.abspath(c.results), kernelspec.kernel_version(good),
                 time.strftime("%Y%m%d-%H%M%S") + "-bisect")
         os.makedirs(self.rundir, exist_ok=True)
         # {name: path}: the machine by catalogue name or by a file's path.

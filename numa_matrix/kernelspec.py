@@ -246,26 +246,24 @@ def resolve_commit(repo, rev, text):
 
 
 def commit_facts(repo, commit):
-    """Subject and kernel version (from the top Makefile) of a commit."""
+    """Subject, source version and `make kernelversion` (from the top
+    Makefile) of a commit."""
     subject = git(repo, "log", "-1", "--format=%s", commit).stdout.strip()
     mk = git(repo, "show", f"{commit}:Makefile", check=False)
     if mk.returncode != 0:
         raise SpecError(f"commit {commit[:12]} of {repo} has no top-level "
                         "Makefile: give a commit of a Linux kernel tree")
-    return subject, makefile_version(mk.stdout)
+    return subject, makefile_version(mk.stdout), \
+        kernelversion(mk.stdout) or "unknown"
 
 
 def makefile_version(text):
-    v = {}
-    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION"):
-        m = re.search(rf"^{key}[ \t]*=[ \t]*(\S*)", text, re.M)
-        v[key] = m.group(1) if m else ""
-    if not v["VERSION"]:
+    """A git commit's version as its source_version: make kernelversion
+    without a zero SUBLEVEL (6.12, not 6.12.0), as runs have recorded it."""
+    v = kernelversion(text)
+    if v is None:
         return "unknown"
-    out = f"{v['VERSION']}.{v['PATCHLEVEL']}"
-    if v["SUBLEVEL"] not in ("", "0"):
-        out += f".{v['SUBLEVEL']}"
-    return out + v["EXTRAVERSION"]
+    return re.sub(r"^(\d+\.\d+)\.0(?=\D|$)", r"\1", v)
 
 
 def git_commits(spec):
@@ -332,11 +330,11 @@ def package_info(package):
             "id": sha(tarball, version, str(st.st_size))[:12]}
 
 
-def file_digest(path):
-    """sha256 of a file, remembered per (path, size, mtime) in the cache:
-    a 150 MB tarball is hashed once, not on every lookup."""
+def remembered(name, path, compute):
+    """COMPUTE(PATH), remembered per (path, size, mtime) in the cache's
+    src/NAME.json: a 150 MB tarball is read once, not on every lookup."""
     st = os.stat(path)
-    memo_path = os.path.join(cache_root(), "src", "digests.json")
+    memo_path = os.path.join(cache_root(), "src", name + ".json")
     key = f"{path}\0{st.st_size}\0{st.st_mtime_ns}"
     try:
         memo = json.loads(read(memo_path))
@@ -344,16 +342,69 @@ def file_digest(path):
         memo = {}
     if key in memo:
         return memo[key]
+    memo[key] = compute(path)
+    # Not the first thing to make the cache: a check of a command line
+    # (results/matrix run --check-args) leaves a fresh machine as it was.
+    if os.path.isdir(cache_root()):
+        try:
+            atomic_write(memo_path, json.dumps(memo))
+        except OSError:
+            pass                # a read-only cache only costs a re-read
+    return memo[key]
+
+
+def sha256_of(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
-    memo[key] = h.hexdigest()
+    return h.hexdigest()
+
+
+def file_digest(path):
+    """sha256 of a file (a tarball, a bzImage), remembered."""
+    return remembered("digests", path, sha256_of)
+
+
+def kernelversion(makefile):
+    """What `make kernelversion` prints for a top-level Makefile's text:
+    VERSION.PATCHLEVEL.SUBLEVEL and EXTRAVERSION (6.1.192, 6.12.0, 6.13.0-rc3),
+    without a Debian revision or a local version. None when it names none."""
+    v = {}
+    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION"):
+        m = re.search(rf"^{key}[ \t]*=[ \t]*(\S*)", makefile, re.M)
+        v[key] = m.group(1) if m else ""
+    if not v["VERSION"].isdigit():
+        return None
+    out = v["VERSION"]
+    if v["PATCHLEVEL"]:
+        out += "." + v["PATCHLEVEL"]
+        if v["SUBLEVEL"]:
+            out += "." + v["SUBLEVEL"]
+    return out + v["EXTRAVERSION"]
+
+
+def tarball_makefile(path):
+    """The top-level Makefile of a kernel source tarball, read without
+    unpacking the rest (tar stops at it: it comes early)."""
     try:
-        atomic_write(memo_path, json.dumps(memo))
-    except OSError:
-        pass                    # a read-only cache only costs a re-hash
-    return memo[key]
+        out = subprocess.run(["tar", "-xf", path, "-O", "--wildcards",
+                              "--no-wildcards-match-slash", "--occurrence=1",
+                              "*/Makefile"], capture_output=True, text=True,
+                             errors="replace", check=False)
+    except FileNotFoundError:
+        raise SpecError("tar not found: apt-get install tar") from None
+    return out.stdout
+
+
+def tarball_kernelversion(path):
+    """`make kernelversion` of a source tarball, remembered."""
+    version = remembered("kernelversions", path,
+                         lambda p: kernelversion(tarball_makefile(p)))
+    if not version:
+        raise SpecError(f"{path}: no top-level Makefile with a VERSION in it: "
+                        "give a kernel source tarball")
+    return version
 
 
 def tarball_info(path):
@@ -570,7 +621,7 @@ def canonical(spec, variant):
 
 
 def plan_git(spec, commit, flavour):
-    subject, version = commit_facts(spec.path, commit)
+    subject, version, kversion = commit_facts(spec.path, commit)
     patches, configs = patch_list(spec, [], 0, None)
     p = common(spec, flavour, patches, configs)
     repo_id = sha(spec.gitdir)[:12]
@@ -588,6 +639,7 @@ def plan_git(spec, commit, flavour):
                    "package": None, "version": version,
                    "id": f"git-{commit[:12]}"},
         "source_version": version,
+        "kernel_version": kversion,
         "commit": commit,
         "subject": subject,
         "spec": s,
@@ -669,3 +721,23 @@ def plan_image(spec):
         "config_hash": None,
         "store": None,
     }
+
+
+def kernel_version(plan):
+    """`make kernelversion` of a kernel's source (6.1.192, 6.12.118,
+    6.13.0-rc3): no Debian revision, no local version. A Debian package
+    or a tarball: its top Makefile (a Debian package whose tarball cannot
+    be read: its version without the Debian revision); a git commit: its
+    Makefile; a ready bzImage: its version string up to the first '-'.
+    What results/<version>/ is named after."""
+    if plan.get("kernel_version"):
+        return plan["kernel_version"]
+    src = plan["source"]
+    if src["kind"] == "image":
+        return plan["source_version"].split("-", 1)[0]
+    try:
+        return tarball_kernelversion(src["tarball"])
+    except (OSError, SpecError):
+        if src["kind"] == "package":
+            return src["version"].rsplit("-", 1)[0]
+        raise

@@ -376,9 +376,9 @@ def plan_run(req: RunRequest):
     if existing:
         rundir = existing
     else:
-        # A run that mixes sources lives with the source of its first
-        # column, the one the others are compared against.
-        version = next(iter(kernels.values()))["source_version"]
+        # A run that mixes sources lives with the kernel version of its
+        # first column, the one the others are compared against.
+        version = kernelspec.kernel_version(next(iter(kernels.values())))
         run_id = time.strftime("%Y%m%d-%H%M%S") + f"-{params.clock}"
         rundir = os.path.join(os.path.abspath(req.results), version, run_id)
     return rundir, params, kernels, topos, scenarios

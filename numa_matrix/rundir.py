@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import time
 
-from . import TOP, build_of_bench, cost_model_in, topology
+from . import TOP, build_of_bench, cost_model_in, kernelspec, topology
 from . import kernels as kbuild
 from .errors import NumaMatrixError, UsageError
 from .types import ONE_VCPU_CLOCKS, RunParams
@@ -77,8 +77,10 @@ def host_env():
 
 
 def kernel_info(plan):
-    """What env.json keeps of a kernel: its identity and image path."""
+    """What env.json keeps of a kernel: its identity, `make kernelversion`
+    and image path."""
     info = kbuild.describe(plan)
+    info["kernel_version"] = kernelspec.kernel_version(plan)
     info["image"] = plan["image"] if plan["kind"] == "image" else \
         os.path.join(plan["store"], "bzImage")
     return info

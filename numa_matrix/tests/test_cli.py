@@ -131,6 +131,8 @@ class DryRun(unittest.TestCase):
                                "--iterations", "3", "--results", results)
             self.assertEqual(rc, 0, err)
             self.assertEqual(os.listdir(tmp), ["bzImage"])
+        # Filed under the first kernel's make kernelversion.
+        self.assertIn(f"run directory: {results}/6.1.192/", out)
         self.assertIn("(new)", out)
         self.assertIn("clock icount, accelerator tcg, 3 iterations of 64M", out)
         self.assertIn(f"  mine           built: {image}", out)

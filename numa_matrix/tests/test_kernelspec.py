@@ -176,6 +176,9 @@ class GitTrees(Base):
                          [c[:12] for c in self.commits])
         self.assertEqual([p["source_version"] for p in plans],
                          ["6.12", "6.12.1", "6.12.2"])
+        # results/<version>/: what make kernelversion prints.
+        self.assertEqual([ks.kernel_version(p) for p in plans],
+                         ["6.12.0", "6.12.1", "6.12.2"])
         self.assertEqual(plans[2]["subject"], "commit 2")
         # One spec per commit, each naming exactly that kernel.
         self.assertEqual(plans[1]["spec"], f"{self.repo}@{self.commits[1]}")
@@ -243,6 +246,55 @@ class GitTrees(Base):
         self.assertIn("refresh it", first)
 
 
+class KernelVersion(unittest.TestCase):
+    """The kernel version a run's results are filed under:
+    results/<make kernelversion of its first kernel>/<run id>/, whatever
+    the kind of its spec."""
+
+    def test_what_make_kernelversion_prints(self):
+        for sub, extra, want in (("192", "", "6.1.192"), ("0", "", "6.1.0"),
+                                 ("0", "-rc3", "6.1.0-rc3")):
+            text = (f"VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = {sub}\n"
+                    f"EXTRAVERSION = {extra}\nNAME = Curry Ramen\n")
+            self.assertEqual(ks.kernelversion(text), want)
+        self.assertIsNone(ks.kernelversion("all:\n\ttrue\n"))
+        # A git commit's source version stays what runs recorded.
+        self.assertEqual(ks.makefile_version(MAKEFILE.format(sub=0)), "6.12")
+
+    def tarball(self, d, top, makefile):
+        src = os.path.join(d, top)
+        os.makedirs(os.path.join(src, "arch"))
+        # A Makefile deeper in the tree first: only the top one counts.
+        with open(os.path.join(src, "arch", "Makefile"), "w") as f:
+            f.write("VERSION = 9\n")
+        with open(os.path.join(src, "Makefile"), "w") as f:
+            f.write(makefile)
+        path = os.path.join(d, top + ".tar.xz")
+        subprocess.run(["tar", "-cJf", path, "-C", d, f"{top}/arch/Makefile",
+                        f"{top}/Makefile"], check=True)
+        return path
+
+    def test_a_tarball_and_a_debian_package(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"NUMA_MATRIX_CACHE": d}):
+            path = self.tarball(d, "linux-6.12", MAKEFILE.format(sub=118))
+            self.assertEqual(ks.tarball_kernelversion(path), "6.12.118")
+            # Debian's 6.12.118-1~deb12u1: its Makefile's version.
+            plan = {"source": {"kind": "package", "tarball": path,
+                               "version": "6.12.118-1~deb12u1"}}
+            self.assertEqual(ks.kernel_version(plan), "6.12.118")
+            # Remembered: the tarball is read once.
+            with mock.patch.object(ks, "tarball_makefile") as read:
+                ks.tarball_kernelversion(path)
+            read.assert_not_called()
+            # A package whose tarball is gone: its version, less the revision.
+            plan["source"]["tarball"] = os.path.join(d, "gone.tar.xz")
+            self.assertEqual(ks.kernel_version(plan), "6.12.118")
+            bad = self.tarball(os.path.join(d, "b"), "x", "all:\n")
+            with self.assertRaisesRegex(ks.SpecError, "no top-level Makefile"):
+                ks.tarball_kernelversion(bad)
+
+
 class Images(Base):
     def setUp(self):
         super().setUp()
@@ -254,6 +306,7 @@ class Images(Base):
     def test_version_and_compiler_from_the_header(self):
         p = ks.one(self.img)
         self.assertEqual(p["source_version"], "6.12.9-mine")
+        self.assertEqual(ks.kernel_version(p), "6.12.9")
         self.assertEqual(p["compiler"], "gcc (Debian 12.2.0-14) 12.2.0")
         self.assertTrue(p["label"].startswith("image-"))
         self.assertIsNone(p["config"])

@@ -209,7 +209,7 @@ class Command(unittest.TestCase):
                 "spec": label, "store": store, "patches": 0,
                 "source_version": "6.1", "source": {
                     "kind": "package", "package": "p", "tarball": "/t",
-                    "id": label}}
+                    "version": "6.1.192-3", "id": label}}
         # What each kernel's guest executes in its two regions.
         self.runs = {"A": {0xffffffff81000100: 300, 0xffffffff81000410: 100,
                            0x401000: 4},
