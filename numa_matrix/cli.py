@@ -5,7 +5,7 @@
   matrix plan [selection]       create a run directory and list its cells
   matrix cell RUN_DIR K T S     run one cell (kernel, topology, scenario)
   matrix report RUN_DIR         (re)write RUN_DIR/report.md and its plots
-  matrix compare RUN_A RUN_B    compare two runs cell by cell
+  matrix compare A B [C [D]]    two to four runs or kernels, cell by cell
   matrix bisect --good G --bad B  the commit that changed the cost (icount)
   matrix profile --kernel K ...  instructions per kernel function (model)
   matrix list                   the kernels, topologies and scenarios
@@ -139,10 +139,11 @@ def parser(prog=PROG):
     c.add_argument("--force", action="store_true", help="run it again")
     rep = sub.add_parser("report", help="write RUN_DIR/report.md and plots")
     rep.add_argument("run_dir", metavar="RUN_DIR")
-    cmp_ = sub.add_parser("compare", help="compare two runs, or two kernels "
-                          "of any runs (RUN_DIR:KERNEL)")
-    cmp_.add_argument("run_a", metavar="RUN_A[:KERNEL]")
-    cmp_.add_argument("run_b", metavar="RUN_B[:KERNEL]")
+    cmp_ = sub.add_parser("compare", help="compare two to four runs, or "
+                          "kernels of any runs (RUN_DIR:KERNEL), cell by cell, "
+                          "72 columns at most")
+    cmp_.add_argument("runs", nargs="+", metavar="RUN[:KERNEL]",
+                      help="two to four; the first is A, the others against it")
     b = sub.add_parser("bisect", help="the first commit of a git range whose "
                        "cost per page differs from good (icount)",
                        description=bisect.__doc__.split("\n\n")[0])
@@ -193,7 +194,7 @@ def dispatch(a):
         print(report.write_report(os.path.abspath(a.run_dir)))
         return 0
     if a.cmd == "compare":
-        print(report.compare(a.run_a, a.run_b), end="")
+        print(report.compare(*a.runs), end="")
         return 0
     if a.cmd == "bisect":
         limit = bisect.threshold(a.threshold)

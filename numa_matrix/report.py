@@ -8,6 +8,7 @@ through rundir.py; runs nothing.
 
 import math
 import os
+import textwrap
 import shutil
 import subprocess
 
@@ -326,6 +327,9 @@ def write_report(rundir):
         what = "modelled cycles" if clock == "model" else "mean cost"
         md += [f"## interleaved / bound, {what} per page", "",
                ratio_table(env, cells, topos), ""]
+    narrow = narrow_report(env, cells, topos)
+    if narrow:
+        md += [f"## the same, at most {NARROW} columns", ""] + narrow
     md += where_cells_ran(cells)
     made = plots(rundir, env, cells)
     if made:
@@ -345,6 +349,139 @@ def write_report(rundir):
     return path
 
 
+# ---------------------------------------------------------------- narrow
+
+# What fits a mail, a cover letter or a terminal: no line wider.
+NARROW = 72
+LETTERS = "ABCD"
+
+
+def unit_of(clock):
+    return {"model": "modelled cycles per page",
+            "icount": "instructions per page (icount)"}.get(
+                clock, "ns per page")
+
+
+def page_figures(cell, clock):
+    """What a cell measured per iteration, per page: ns (instructions under
+    icount), or modelled cycles."""
+    scale = 1.0 if clock == "model" else 1e9
+    return [v / cell["pages"] * scale for v in figures(cell, clock)]
+
+
+def verdict(a, b):
+    """B's per-iteration figures against A's: identical, within noise (a
+    difference under twice the larger standard deviation), better
+    (fewer) or worse."""
+    sa, sb = stats(a), stats(b)
+    if sa["mean"] == sb["mean"]:
+        return "identical"
+    if abs(sa["mean"] - sb["mean"]) <= 2 * max(sa["stddev"], sb["stddev"]):
+        return "within noise"
+    return "better" if sb["mean"] < sa["mean"] else "worse"
+
+
+def change(a, b):
+    """B against A in percent, (B - A) / A: negative is fewer."""
+    if a == 0:
+        return 0.0 if b == 0 else math.inf
+    # No "-0.00%" for a change that rounds to nothing.
+    return round((b - a) / a * 100, 2) + 0.0
+
+
+def fit(text, width):
+    return text if len(text) <= width else text[:width - 1] + "~"
+
+
+def narrow_table(sides, groups, clock):
+    """Two to four columns side by side, at most NARROW wide. SIDES:
+    [{key: cell}] as columns A, B, ...; GROUPS: [(heading, [(label, key)])]
+    with the rows under each heading. Each row: the mean per page of each
+    column, the last against A, and with two columns the verdict."""
+    n = len(sides)
+    last = LETTERS[n - 1]
+    lines = [f"{'':<22}" + "".join(f"{LETTERS[i]:>10}" for i in range(n))
+             + f"{last + ' vs A':>10}" + ("  verdict" if n == 2 else "")]
+    for heading, rows in groups:
+        lines.append(fit(heading, NARROW))
+        for label, key in rows:
+            figs = [page_figures(side[key], clock) for side in sides]
+            means = [stats(f)["mean"] for f in figs]
+            line = f"  {fit(label, 20):<20}" + \
+                "".join(f"{m:>10.1f}" for m in means) + \
+                f"{change(means[0], means[-1]):>+9.2f}%"
+            if n == 2:
+                line += f"  {verdict(figs[0], figs[1])}"
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def per_patch_table(kernels, cells, topo, scenario, clock):
+    """One row per kernel, in column order: its mean per page, and the
+    change against the kernel before it and against the first. What a
+    series' cover letter shows patch by patch; at most NARROW wide."""
+    present = [k for k in kernels if (topo, scenario, k) in cells]
+    if not present:
+        return None
+    lines = [f"{'kernel':<22}{'per page':>12}{'vs previous':>14}"
+             f"{'vs first':>12}"]
+    first = prev = None
+    for k in present:
+        mean = stats(page_figures(cells[(topo, scenario, k)], clock))["mean"]
+        cols = f"{mean:>12.1f}"
+        if first is not None:
+            cols += f"{change(prev, mean):>+13.2f}%{change(first, mean):>+11.2f}%"
+        lines.append(f"{fit(k, 21):<22}" + cols)
+        first = mean if first is None else first
+        prev = mean
+    return "\n".join(lines)
+
+
+def legend(letter, name, info):
+    """Which column a letter is: at most two lines, NARROW wide."""
+    out = [fit(f"{letter}  {name}", NARROW)]
+    if info:
+        patches = info.get("patches")
+        out.append(fit(f"   {source_of(info)} {info['source_version']}"
+                       + (f", {patches} patch{'es' if patches > 1 else ''}"
+                          if patches else ""), NARROW))
+    return out
+
+
+def narrow_report(env, cells, topos):
+    """The report's narrow tables: two to four kernels side by side, or,
+    for a series, one row per kernel of each scenario on the largest
+    machine."""
+    kernels = list(env["kernels"])
+    clock = env["clock"]
+    unit = f"{unit_of(clock)}, mean of {env['iterations']} iterations"
+    if 2 <= len(kernels) <= 4:
+        groups = [(t, [(s, (t, s)) for s in env["scenarios"]
+                       if all((t, s, k) in cells for k in kernels)])
+                  for t in topos]
+        groups = [g for g in groups if g[1]]
+        if not groups:
+            return []
+        out = [unit + ":"]
+        for i, k in enumerate(kernels):
+            out += legend(LETTERS[i], k, env["kernels"][k])
+        sides = [{(t, s): c for (t, s, k2), c in cells.items() if k2 == k}
+                 for k in kernels]
+        return ["```"] + out + [narrow_table(sides, groups, clock), "```", ""]
+    if len(kernels) < 2 or not topos:
+        return []
+    out = []
+    for s in env["scenarios"]:
+        table = per_patch_table(kernels, cells, topos[-1], s, clock)
+        if table:
+            out += ["```", fit(f"{s} on {topos[-1]}, {env['iterations']} "
+                               f"iterations, {unit_of(clock)}:", NARROW),
+                    table, "```", ""]
+    return out
+
+
+# ---------------------------------------------------------------- compare
+
 def compare_side(arg):
     """RUN_DIR, or RUN_DIR:KERNEL for one column of it: (run, kernel,
     env, cells), the cells of one column keyed with kernel None."""
@@ -356,70 +493,62 @@ def compare_side(arg):
         return run, None, env, cells
     if kernel not in env["kernels"]:
         raise UsageError(f"{run} has no kernel '{kernel}' (it has "
-                      f"{', '.join(env['kernels'])})")
+                         f"{', '.join(env['kernels'])})")
     return run, kernel, env, {(t, s, None): c for (t, s, k), c in cells.items()
                               if k == kernel}
 
 
-def kernel_line(env, kernel):
-    info = env["kernels"][kernel]
-    return (f"{kernel}: {source_of(info)}, {info['source_version']}, "
-            f"{info.get('compiler', 'compiler not recorded')}")
+def wrap(text):
+    return textwrap.wrap(text, NARROW, subsequent_indent="  ")
 
 
-def compare(side_a, side_b):
-    """Two runs, or two kernels of any runs (RUN_DIR:KERNEL), cell by
-    cell: the lines to print."""
-    out = []
-    line = out.append
-    run_a, ka, env_a, cells_a = compare_side(side_a)
-    run_b, kb, env_b, cells_b = compare_side(side_b)
-    if (ka is None) != (kb is None):
-        raise UsageError("name a kernel on both sides (RUN_DIR:KERNEL) or on "
-                      "neither")
-    common = sorted(set(cells_a) & set(cells_b), key=lambda c: (c[0], c[1], c[2] or ""))
+def compare(*args):
+    """Two to four runs, or kernels of any runs (RUN_DIR:KERNEL), cell by
+    cell, at most NARROW wide: the text to print."""
+    if not 2 <= len(args) <= 4:
+        raise UsageError(f"compare takes two to four runs or kernels, not "
+                         f"{len(args)}")
+    sides = [compare_side(a) for a in args]
+    named = [k is not None for _, k, _, _ in sides]
+    if any(named) and not all(named):
+        raise UsageError("name a kernel on every side (RUN_DIR:KERNEL) or on "
+                         "none")
+    common = set(sides[0][3])
+    for side in sides[1:]:
+        common &= set(side[3])
     if not common:
-        raise UsageError("the two runs have no cell in common")
-    clock = env_a["clock"]
-    repeatable = clock == env_b["clock"] and clock in ONE_VCPU_CLOCKS
-    line(f"A: {run_a} ({env_a['clock']})\nB: {run_b} ({env_b['clock']})")
-    if ka is not None:
-        line(f"A {kernel_line(env_a, ka)}\nB {kernel_line(env_b, kb)}")
-    else:
-        for k in sorted({c[2] for c in common}):
-            changed = identity_change(env_a["kernels"][k], env_b["kernels"][k])
-            if changed:
-                line(f"note: {k} is not the same kernel in A and B: "
-                      f"{'; '.join(changed)}")
-    if env_a["clock"] != env_b["clock"]:
-        line("warning: the runs use different clocks; their figures are not "
-              "comparable")
-    if repeatable:
+        raise UsageError("the runs have no cell in common")
+    clocks = {env["clock"] for _, _, env, _ in sides}
+    clock = sides[0][2]["clock"]
+    out = [f"{unit_of(clock)}, mean of each cell's iterations:"]
+    for i, (run, k, env, _) in enumerate(sides):
+        name = os.path.basename(os.path.normpath(run)) + (f":{k}" if k else "")
+        out += legend(LETTERS[i], name, env["kernels"][k] if k else None)
+    if not all(named):
+        for k in sorted({key[2] for key in common}):
+            for i, (_, _, env, _) in enumerate(sides[1:], 1):
+                changed = identity_change(sides[0][2]["kernels"][k],
+                                          env["kernels"][k])
+                if changed:
+                    out += wrap(f"note: {k} is not the same kernel in A and "
+                                f"{LETTERS[i]}: {'; '.join(changed)}")
+    if len(clocks) > 1:
+        out += wrap("warning: the runs use different clocks; their figures "
+                    "are not comparable")
+    elif clock in ONE_VCPU_CLOCKS:
         what = "count instructions (icount)" if clock == "icount" else \
             "count modelled cycles (the cost model)"
-        line(f"Both runs {what}: the host's load adds no "
-              "noise; what spread there is comes from the guest itself\n"
-              "(its page allocator starts each iteration in another state), and "
-              "a difference beyond it is the kernels'.")
-    line(f"{'topology':<12} {'scenario':<11} {'kernel':<10} {'A mean':>12} "
-          f"{'B mean':>12} {'change':>9}  verdict")
-    fmt = "12.0f" if clock == "model" else "12.6f"
-    for key in common:
-        a = stats(figures(cells_a[key], env_a["clock"]))
-        b = stats(figures(cells_b[key], env_b["clock"]))
-        change = pct(a["mean"], b["mean"])
-        # Differences under twice the larger spread are not told apart.
-        noise = 2 * max(a["stddev"], b["stddev"])
-        if a["mean"] == b["mean"]:
-            verdict = "identical"
-        elif abs(a["mean"] - b["mean"]) <= noise:
-            verdict = "within noise"
-        else:
-            verdict = "better" if change > 0 else "worse"
-        t, s, k = key
-        k = k or f"{ka}:{kb}"
-        line(f"{t:<12} {s:<11} {k:<10} {a['mean']:{fmt}} {b['mean']:{fmt}} "
-              f"{change:8.2f}%  {verdict}")
+        out += wrap(f"The runs {what}: the host's load adds no noise; what "
+                    "spread there is comes from the guest itself (its page "
+                    "allocator starts each iteration in another state), and "
+                    "a difference beyond it is the kernels'.")
+    groups = []
+    order = list(sides[0][2]["kernels"])
+    for k in sorted({key[2] for key in common},
+                    key=lambda k: order.index(k) if k in order else -1):
+        for t in sorted({key[0] for key in common if key[2] == k}):
+            rows = [(s, (t, s, k)) for s in sorted(
+                {key[1] for key in common if key[:1] == (t,) and key[2] == k})]
+            groups.append((t if k is None else f"{k} on {t}", rows))
+    out.append(narrow_table([side[3] for side in sides], groups, clock))
     return "\n".join(out) + "\n"
-
-

@@ -61,7 +61,7 @@ class BadInput(unittest.TestCase):
             (["compare", "/nonexistent/a", "/nonexistent/b"],
              "/nonexistent/a is not a matrix run directory (no such directory)"),
             (["compare", f"{self.run_dir}:k", self.run_dir],
-             "name a kernel on both sides"),
+             "name a kernel on every side"),
             (["compare", f"{self.run_dir}:nosuch", f"{self.run_dir}:k"],
              "has no kernel 'nosuch'"),
             (["report", "/nonexistent"], "not a matrix run directory"),
