@@ -207,6 +207,81 @@ class Selecting(unittest.TestCase):
                         out.stdout[:60])
 
 
+class BackgroundBuilds(unittest.TestCase):
+    """test's kernel built beside its suites (start_build, wait_build of
+    ./numa-matrix alone, with a stand-in build-kernel): it runs while the
+    next step does, a failed one is counted with its log's tail, and a
+    terminated test stops it."""
+
+    FAKE = """#!/bin/sh
+echo "$$ $*" >>"$FAKE_DIR/started"
+trap 'echo "$$" >>"$FAKE_DIR/terminated"; exit 143' TERM
+sleep "${FAKE_SECONDS:-1}" &
+wait $!
+echo "compiling ... the last words of make"
+[ "${FAKE_RC:-0}" = 0 ] && echo /cache/kernels/x/bzImage
+exit "${FAKE_RC:-0}"
+"""
+
+    def run_script(self, body, **env):
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "build-kernel")
+            with open(fake, "w") as f:
+                f.write(self.FAKE)
+            os.chmod(fake, 0o755)
+            os.makedirs(os.path.join(d, "build", "meson-logs", "numa-matrix"))
+            script = (
+                "say() { echo \"$*\" >&2; }\n"
+                "step() { say \"step: $*\"; }\n"
+                "failure() { say \"FAILED: $*\"; FAILED=$((FAILED + 1)); }\n"
+                "build() { :; }\n"
+                f"eval \"$(sed -n '/^start_build()/,/^# What CI runs/p' '{ENTRY}')\"\n"
+                f"DRY_RUN=0 FAILED=0 LOGDIR=numa-matrix BUILD='{d}/build' "
+                f"BUILD_KERNEL='{fake}'\n" + body)
+            proc = subprocess.Popen(
+                ["sh", "-c", script], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True,
+                env=dict(os.environ, FAKE_DIR=d, **env))
+            self.proc = proc
+            out, err = proc.communicate(timeout=60)
+            files = {}
+            for name in ("started", "terminated"):
+                path = os.path.join(d, name)
+                files[name] = open(path).read() if os.path.exists(path) else ""
+        return proc.returncode, out, err, files
+
+    def test_runs_beside_the_next_step(self):
+        rc, out, err, files = self.run_script(
+            "start_build debug 19 patched --flavour debug\n"
+            "echo next step while it builds: $(cat \"$FAKE_DIR/started\" "
+            "2>/dev/null | wc -l) started\n"
+            "wait_build debug\necho failed=$FAILED\n", FAKE_SECONDS="1")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("failed=0", out)
+        self.assertIn("step: kernel patched --flavour debug: built "
+                      "(/cache/kernels/x/bzImage)", err)
+        self.assertTrue(files["started"].endswith(" patched --flavour debug\n"))
+
+    def test_a_failed_build_is_counted_with_its_log(self):
+        rc, out, err, _ = self.run_script(
+            "start_build perf 0 patched\nwait_build perf\necho failed=$FAILED\n",
+            FAKE_RC="2", FAKE_SECONDS="0")
+        self.assertIn("failed=1", out)
+        self.assertIn("compiling ... the last words of make", err)
+        self.assertRegex(err, r"FAILED: building kernel patched failed \(log: "
+                         r".*/meson-logs/numa-matrix/kernel-perf.log\)")
+
+    def test_terminated_test_stops_its_build(self):
+        rc, out, err, files = self.run_script(
+            "start_build debug 19 patched --flavour debug\n"
+            "while [ ! -s \"$FAKE_DIR/started\" ]; do sleep 0.1; done\n"
+            "kill -TERM $$\nsleep 30\necho not reached\n", FAKE_SECONDS="30")
+        self.assertEqual(rc, 143, err)
+        self.assertNotIn("not reached", out)
+        pid = files["started"].split()[0]
+        self.assertEqual(files["terminated"].strip(), pid)
+
+
 class Tally(unittest.TestCase):
     """The summary's counts: a TAP test Meson calls OK whose failure is a
     known one ("not ok ... # TODO reason") is an expected failure, named
