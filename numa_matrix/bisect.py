@@ -29,7 +29,7 @@ from . import matrix as mx
 from .errors import UsageError
 from .rundir import cell_path, load_env, read_cell, write_env
 from .types import BisectRequest
-from .util import atomic_write
+from .util import atomic_write, run_child
 
 
 def threshold(text):
@@ -99,7 +99,7 @@ class Bisect:
         p = self.plans[i]
         label, scenario = p["label"], self.scenario
         mx.log(f"commit {label} ({p['subject']}): building")
-        out = subprocess.run([BUILD_KERNEL, p["spec"], "--flavour",
+        out = run_child([BUILD_KERNEL, p["spec"], "--flavour",
                               self.params.flavour],
                              stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode != 0:

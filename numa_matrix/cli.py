@@ -23,6 +23,7 @@ import sys
 from . import RESULTS, bisect, kernelspec, matrix, profile, report
 from .errors import NumaMatrixError, UsageError
 from .errors import report as report_error
+from .util import terminate_as_interrupt
 from .types import (ACCELS, CLOCKS, BisectRequest, CellsRequest,
                     ProfileRequest, RunOptions, RunRequest, Selection)
 
@@ -210,6 +211,7 @@ def dispatch(a):
 
 def main(argv=None, prog=None):
     prog = prog or os.environ.get("NUMA_MATRIX_PROG") or PROG
+    terminate_as_interrupt()
     try:
         return dispatch(parser(prog).parse_args(argv))
     except NumaMatrixError as e:

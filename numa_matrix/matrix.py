@@ -27,7 +27,7 @@ from .rundir import (cell_path, file_sha256, load_env, plan_cells, topo_copy,
                      write_env)
 from .types import (GUEST_EXITS, ONE_VCPU_CLOCKS, RunParams, RunRequest,
                     Selection, size_bytes)
-from .util import atomic_write
+from .util import atomic_write, run_child, stop_children
 from .util import log as say
 
 # What each scenario asks of timedmunlock. "all" = every memory node.
@@ -283,7 +283,7 @@ def run_cell(env, rundir, kernel, topo, scenario, profile=None):
     # cell runs on a node of its own), kept with the cell.
     record = f"{path[:-4]}.where{os.getpid()}"
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    out = subprocess.run(guest + ["--record", record, "--"]
+    out = run_child(guest + ["--record", record, "--"]
                          + bench_command(env, scenario, topo, rundir),
                          capture_output=True, text=True, check=False, env=environ)
     try:
@@ -426,7 +426,7 @@ def build_kernels(env, rundir):
         log(f"kernel {i}/{len(env['kernels'])}: {k} ({env['flavour']})")
         # The spec of exactly this kernel (a commit, not the range it came
         # from); runs from before kernel specs name variants only.
-        out = subprocess.run([BUILD_KERNEL, info.get("spec") or k,
+        out = run_child([BUILD_KERNEL, info.get("spec") or k,
                               "--flavour", env["flavour"]],
                              stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode != 0:
@@ -522,6 +522,9 @@ def run(req: RunRequest):
             log(f"[{n}/{len(todo)}] {t} {s} {k}: {state}; "
                 f"{len(todo) - n} left, ~{fmt_duration(left)}")
     except KeyboardInterrupt:
+        # The guests running stop (run-guest stops its QEMU on SIGTERM),
+        # and no other starts.
+        stop_children()
         pool.shutdown(wait=True, cancel_futures=True)
         log(f"interrupted: finished cells are kept; resume with "
             f"results/matrix run --resume {rundir}")

@@ -47,7 +47,7 @@ from numa_matrix import BUILD_KERNEL, RUN_GUEST, TOP, cache_root
 from numa_matrix.errors import NumaMatrixError, UsageError, report
 from numa_matrix.kernelspec import FLAVOURS
 from numa_matrix.types import EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GUEST_EXITS
-from numa_matrix.util import atomic_write
+from numa_matrix.util import atomic_write, run_child, terminate_as_interrupt
 
 HERE = os.path.join(TOP, "kernel-series", "mutants")
 
@@ -99,7 +99,7 @@ def build(args_list, what):
     if r.returncode == 0 and r.stdout.strip():
         return r.stdout.strip().splitlines()[-1]
     log(f"building {what} (cached when unchanged)")
-    r = subprocess.run([BUILD_KERNEL] + args_list, stdout=subprocess.PIPE, text=True)
+    r = run_child([BUILD_KERNEL] + args_list, stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
         raise MutantsError(f"building {what} failed (build-kernel exit "
                          f"{r.returncode})")
@@ -159,7 +159,7 @@ def verdict(tap, status, guest_rc):
 def run_test(image, name, path, topology, timeout):
     """One test in a guest of its own: (verdict, detail, seconds)."""
     t0 = time.time()
-    r = subprocess.run([RUN_GUEST, "--topology", topology, "--kernel", image,
+    r = run_child([RUN_GUEST, "--topology", topology, "--kernel", image,
                         "--timeout", str(timeout), "--", path],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     status = r.returncode if r.returncode not in GUEST_EXITS else 0
@@ -250,6 +250,7 @@ def update_doc(path, text):
 
 
 def main():
+    terminate_as_interrupt()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mutants", nargs="*", help="mutant name prefixes (default: all)")
     ap.add_argument("--tests", help="comma-separated tests of the numa suite (default: all)")
@@ -296,3 +297,7 @@ def main():
         return 0 if all(c for _, _, c, _ in out) else 1
     except NumaMatrixError as e:
         return report("run-mutants", e)
+    except KeyboardInterrupt:
+        log(f"interrupted: every result so far is in {args.json}; run the "
+            "same command again to go on")
+        return 130

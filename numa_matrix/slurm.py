@@ -44,7 +44,7 @@ from . import (BENCH_IN_BUILD, BUILD_KERNEL, MATRIX, RESULTS, SLURM_SUBMIT,
 from . import matrix as mx
 from .rundir import cell_path, load_env, load_run, plan_cells
 from .types import ONE_VCPU_CLOCKS, RunRequest, SlurmRequest
-from .util import atomic_write
+from .util import atomic_write, run_child, terminate_as_interrupt
 from .errors import NumaMatrixError, UsageError, report
 
 # Memory a cell asks for beyond its guest's RAM. Measured here (QEMU 7.2,
@@ -118,7 +118,7 @@ def plan_args(req: RunRequest, run_dir=None):
 
 
 def run_plan(req: RunRequest, environ, run_dir=None):
-    out = subprocess.run(plan_args(req, run_dir), capture_output=True,
+    out = run_child(plan_args(req, run_dir), capture_output=True,
                          text=True, env=environ, check=False)
     if out.returncode != 0:
         raise SlurmError("matrix plan failed:\n" + out.stderr.strip())
@@ -508,6 +508,7 @@ def finish(rundir, n):
 # ---------------------------------------------------------------- main
 
 def main(argv=None):
+    terminate_as_interrupt()
     # "resolve": --results, hidden in matrix plan's help, is redefined
     # below with its help shown.
     ap = cli.Parser(
@@ -572,6 +573,9 @@ def main(argv=None):
             dry_run=a.dry_run))
     except NumaMatrixError as e:
         return report("slurm-submit", e)
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
     except OSError as e:
         log(f"error: {e}")
         return 1

@@ -10,12 +10,13 @@ import functools
 import os
 import platform
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Union
+from typing import Set, Union
 
 
 def log(prog: str, msg: str) -> None:
@@ -123,3 +124,72 @@ def replace_dir(tmp: str, dest: str) -> None:
     os.rename(tmp, dest)
     if old:
         shutil.rmtree(old, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- children
+
+# The programs this process runs and waits for (run-guest, build-kernel,
+# sbatch ...): stopped with it. SIGTERM to this process alone would leave
+# them running, each with its QEMU or make.
+_children: Set[subprocess.Popen] = set()
+_children_lock = threading.Lock()
+
+
+def run_child(cmd, input=None, **kw) -> subprocess.CompletedProcess:
+    """subprocess.run(CMD, **KW), with the child stopped when this process
+    is interrupted or terminated (stop_children(), on KeyboardInterrupt)
+    rather than left to run on. Threads may call it at once."""
+    if kw.pop("capture_output", False):
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    if input is not None:
+        kw["stdin"] = subprocess.PIPE
+    check = kw.pop("check", False)
+    proc = subprocess.Popen(cmd, **kw)
+    with _children_lock:
+        _children.add(proc)
+    try:
+        out, err = proc.communicate(input)
+    except BaseException:
+        stop(proc)
+        raise
+    finally:
+        with _children_lock:
+            _children.discard(proc)
+    if check and proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd, out, err)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def stop(proc, grace=10):
+    """SIGTERM, then SIGKILL if it has not ended GRACE seconds later."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def stop_children(grace=10):
+    """Stop every child run_child() is waiting for: SIGTERM to each at once
+    (run-guest stops its QEMU, build-kernel its make), SIGKILL to those
+    still there after GRACE seconds."""
+    with _children_lock:
+        procs = list(_children)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        stop(proc, grace)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def terminate_as_interrupt():
+    """SIGTERM (a Slurm job's time limit, kill, a CI timeout) ends the
+    program as Ctrl-C does: its KeyboardInterrupt path stops its children
+    and keeps what is finished."""
+    signal.signal(signal.SIGTERM, _interrupted)

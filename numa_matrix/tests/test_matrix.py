@@ -389,7 +389,7 @@ class Topologies(unittest.TestCase):
             seen.append(cmd)
             return mock.Mock(returncode=1, stdout="", stderr="boom\n")
 
-        with mock.patch.object(mx.subprocess, "run", fake_run):
+        with mock.patch.object(mx, "run_child", fake_run):
             ok, why = mx.run_cell(env, run, "k", "my_box", "bind")
         self.assertFalse(ok)
         cmd = seen[0]
@@ -454,7 +454,7 @@ class WhereCellsRan(unittest.TestCase):
             return mock.Mock(returncode=0, stderr="",
                              stdout=CELL.format(a=0.01, b=0.01, c=0.01))
 
-        with mock.patch.object(mx.subprocess, "run", fake_run):
+        with mock.patch.object(mx, "run_child", fake_run):
             self.assertEqual(mx.run_cell(env, self.dir, "k", "4node", "bind"),
                              (True, ""))
         c = rd.read_cell(rd.cell_path(self.dir, "4node", "bind", "k"))
@@ -526,6 +526,49 @@ class WallClockCells(unittest.TestCase):
         failed = rd.cell_path(self.run_dir, "1node", "bind", "mine")[:-4]
         with open(failed + ".failed") as f:
             self.assertTrue(f.read().startswith("exit status 123\n# cell "))
+
+
+class Terminated(unittest.TestCase):
+    """SIGTERM to results/matrix run (a Slurm time limit, kill, a CI
+    timeout) stops the guests it started, rather than leaving run-guest and
+    its QEMU running, and keeps the run to resume."""
+
+    def test_guests_stop_with_the_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            image = os.path.join(tmp, "bzImage")
+            fake_bzimage(image, "6.1.192-nm0-perf (x) (gcc 12.2.0)")
+            build = os.path.join(tmp, "build")
+            bench = os.path.join(build, "numa-tests", "bench", "timedmunlock")
+            os.makedirs(os.path.dirname(bench))
+            with open(bench, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(bench, 0o755)
+            env = fake_qemu_env(tmp, FAKE_QEMU_HANG="1")
+            run_dir = os.path.join(tmp, "run")
+            subprocess.run([MATRIX, "plan", "--kernels", f"k={image}",
+                            "--topologies", "1node,2node", "--scenarios",
+                            "bind", "--run-dir", run_dir, "--build-dir",
+                            build], env=env, check=True, capture_output=True)
+            proc = subprocess.Popen([MATRIX, "run", "--resume", run_dir,
+                                     "--jobs", "2"], env=env, text=True,
+                                    stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+            t0 = time.time()
+            while len(fake_qemu_boots(tmp)) < 2 and time.time() - t0 < 30:
+                time.sleep(0.1)
+            boots = fake_qemu_boots(tmp)
+            self.assertEqual(len(boots), 2, "two guests never started")
+            proc.terminate()
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 130, err)
+            self.assertIn("interrupted: finished cells are kept; resume with",
+                          err)
+            self.assertNotIn("Traceback", err)
+            for boot in boots:
+                pid = boot["pid"]
+                gone = not os.path.exists(f"/proc/{pid}") or \
+                    open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+                self.assertTrue(gone, f"QEMU {pid} still runs")
 
 
 class Sources(unittest.TestCase):

@@ -6,9 +6,11 @@ error base every module's errors derive from."""
 
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 from contextlib import redirect_stderr
 from unittest import mock
@@ -130,6 +132,49 @@ class HostFacts(unittest.TestCase):
         self.assertEqual(facts.host_kernel, os.uname().release)
         self.assertGreater(facts.memory_mib, 0)
         self.assertEqual(util.qemu_version("/nonexistent/qemu"), "unknown")
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class Children(unittest.TestCase):
+    """What run_child() runs is stopped with this process, from any
+    thread, rather than left to run on."""
+
+    def test_stopped_from_another_thread(self):
+        with tempfile.TemporaryDirectory() as d:
+            pidfile = os.path.join(d, "pid")
+            done = []
+
+            def cell():
+                out = util.run_child(["sh", "-c", f"echo $$ >{pidfile}; "
+                                      "exec sleep 60"], capture_output=True)
+                done.append(out.returncode)
+
+            t = threading.Thread(target=cell)
+            t.start()
+            while not os.path.exists(pidfile) or not open(pidfile).read():
+                time.sleep(0.05)
+            pid = int(open(pidfile).read())
+            util.stop_children(grace=5)
+            t.join(10)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(done, [-15])       # SIGTERM
+        self.assertFalse(alive(pid))
+        self.assertEqual(util._children, set())
+
+    def test_run_like_subprocess_run(self):
+        out = util.run_child(["sh", "-c", "cat; echo err >&2; exit 3"],
+                             input="in\n", capture_output=True, text=True)
+        self.assertEqual((out.returncode, out.stdout, out.stderr),
+                         (3, "in\n", "err\n"))
+        with self.assertRaises(subprocess.CalledProcessError):
+            util.run_child(["false"], check=True)
 
 
 class Errors(unittest.TestCase):
