@@ -37,13 +37,13 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
 
 from numa_matrix import BUILD_KERNEL, RUN_GUEST, TOP, cache_root
+from numa_matrix import tap
 from numa_matrix.errors import NumaMatrixError, UsageError, report
 from numa_matrix.kernelspec import FLAVOURS
 from numa_matrix.types import EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GUEST_EXITS
@@ -135,12 +135,14 @@ def suite_tests(build_dir, only):
     return tests
 
 
-def verdict(tap, status, guest_rc):
+def verdict(output, status, guest_rc):
     """(verdict, detail) of one test's run from its TAP, exit status and run-guest's."""
-    lines = tap.splitlines()
-    notok = sum(1 for x in lines if x.startswith("not ok") and "# TODO" not in x)
-    bail = any(x.startswith("Bail out!") for x in lines)
-    plan = next((x for x in lines if re.match(r"^1\.\.\d+", x)), "")
+    report = tap.parse(output)
+    notok = len(report.failures)
+    bail = report.bailed is not None
+    plan = "" if report.plan is None else \
+        f"1..{report.plan}" + (f" # SKIP {report.skip_all}"
+                               if report.skip_all else "")
     if guest_rc == EXIT_SPLAT:
         return "fail", "kernel splat in the guest's log"
     if guest_rc == EXIT_TIMEOUT:
@@ -151,7 +153,7 @@ def verdict(tap, status, guest_rc):
         detail = f"{notok} not ok" + (", bail out" if bail else "") + \
             (f", exit {status}" if status else "")
         return "fail", detail
-    if plan.startswith("1..0"):
+    if report.plan == 0:
         return "skip", plan
     return "pass", plan
 

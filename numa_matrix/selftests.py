@@ -33,7 +33,7 @@ import threading
 import time
 
 from . import KERNEL_SERIES, cache_root
-from . import kernels
+from . import kernels, tap
 from .errors import NumaMatrixError, report
 from .util import atomic_write, replace_dir
 
@@ -432,14 +432,9 @@ class KtapFilter:
     """Pass the runner's KTAP through, with two corrections: its "ok" for a
     program whose subtests all skipped themselves becomes a skip that says
     so, and its "not ok" for a program whose failed subtests are all known
-    (mm-selftests.known) becomes an expected failure with the reason."""
-
-    TOTALS = re.compile(r"Totals: pass:(\d+) fail:(\d+) xfail:(\d+) "
-                        r"xpass:(\d+) skip:(\d+) error:(\d+)")
-    RESULT = re.compile(r"^(not ok|ok) (\d+) (selftests: [^#]*?)"
-                        r"(?: # (.*))?$")
-    # A failed subtest of the program, as the runner prefixes it.
-    SUBTEST_FAILED = re.compile(r"^# not ok \d+ (.+?)(?: # .*)?$")
+    (mm-selftests.known) becomes an expected failure with the reason. The
+    lines are read by numa_matrix.tap; a program's own, nested, carry the
+    runner's "# " in front."""
 
     def __init__(self, known=None):
         self.known = known
@@ -452,25 +447,28 @@ class KtapFilter:
 
     def line(self, text):
         text = text.rstrip("\n")
-        totals = self.TOTALS.search(text)
-        if totals and text.startswith("#"):
-            self.totals = [int(x) for x in totals.groups()]
-        m = self.SUBTEST_FAILED.match(text)
-        if m:
-            self.failed.add(m.group(1).strip())
+        counts = tap.totals(text)
+        if counts:
+            self.totals = counts
         if text.startswith("# "):
-            self.said.add(text[2:].strip())
-            if not totals and not text.startswith("# selftests: "):
-                self.last_words = text[2:].strip()
+            nested = text[2:]
+            sub = tap.result(nested)
+            if sub and not sub.ok:
+                self.failed.add(sub.description)
+            self.said.add(nested.strip())
+            if not counts and not text.startswith("# selftests: "):
+                self.last_words = nested.strip()
             # A KTAP skip of the program's own ("# ok 2 # SKIP why",
             # "# 1..0 # SKIP why") says why better than its last line.
-            skip = re.search(r" # SKIP (\S.*)$", text)
-            if skip:
-                self.skip_words = skip.group(1).strip()
-        m = self.RESULT.match(text)
-        if m:
+            plan = tap.PLAN.match(nested)
+            if sub and sub.directive == "SKIP" and sub.reason:
+                self.skip_words = sub.reason
+            elif plan and plan.group(2):
+                self.skip_words = plan.group(2).strip()
+        r = tap.result(text)
+        if r and r.number is not None and r.description.startswith("selftests: "):
             self.results += 1
-            text = self.verdict(text, m)
+            text = self.verdict(text, r)
             self.totals = None
             self.failed = set()
             self.said = set()
@@ -486,10 +484,10 @@ class KtapFilter:
         return bool(names) and self.failed <= names and \
             bool(self.failed or names & self.said)
 
-    def verdict(self, text, m):
+    def verdict(self, text, r):
         t = self.totals
-        result, number, label = m.group(1), m.group(2), m.group(3).rstrip()
-        directive = m.group(4) or ""
+        result = "ok" if r.ok else "not ok"
+        number, label, directive = r.number, r.description, r.comment
         if result == "ok" and directive.strip() == "SKIP":
             # The runner's skip (exit 4) gives no reason: the program's own
             # KTAP skip, else its last line, is where kselftests say why.

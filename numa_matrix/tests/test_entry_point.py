@@ -282,6 +282,65 @@ exit "${FAKE_RC:-0}"
         self.assertEqual(files["terminated"].strip(), pid)
 
 
+class GuestEnds(unittest.TestCase):
+    """A suite inside one guest (in_guest of ./numa-matrix, with a stand-in
+    run-guest): the guest's end is read from run-guest's --record, and a
+    splat or hang is one failure named with run-guest's summary even when
+    every test passed."""
+
+    FAKE = """#!/bin/sh
+while [ $# -gt 0 ]; do
+	case $1 in
+	--record) record=$2; shift ;;
+	--logbase) base=$2; shift ;;
+	esac
+	shift
+done
+printf '%s\\n' '{"name": "numa / lock_methods", "result": "OK", "stdout": "1..1\\nok 1 a\\n"}' \
+	>"$BUILD/meson-logs/$base.json"
+[ -n "$FAKE_EXIT" ] || exit 0
+printf '{"exit": %s, "reason": "splat", "summary": "%s"}\\n' "$FAKE_EXIT" \
+	"kernel problem in the guest (the command exited with status 0): WARNING: x" >"$record"
+exit "$FAKE_EXIT"
+"""
+
+    def in_guest(self, **env):
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "run-guest")
+            with open(fake, "w") as f:
+                f.write(self.FAKE)
+            os.chmod(fake, 0o755)
+            build = os.path.join(d, "build")
+            os.makedirs(os.path.join(build, "meson-logs", "numa-matrix"))
+            failures = os.path.join(d, "failures.txt")
+            script = (
+                "say() { echo \"$*\" >&2; }\nstep() { :; }\n"
+                f"eval \"$(sed -n '/^failure()/,/^}}/p;/^tally()/,/^}}/p;"
+                f"/^log_name()/,/^}}/p;/^counted()/,/^}}/p;/^in_guest()/,/^}}/p'"
+                f" '{ENTRY}')\"\n"
+                f"PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0 NLOG=0 DRY_RUN=0 "
+                f"LOGDIR=numa-matrix TOP='{TOP}' BUILD='{build}' "
+                f"RUN_GUEST='{fake}' FAILURES='{failures}'\n"
+                "export BUILD\n"
+                "in_guest 4node 'suite numa' '--suite numa'\n"
+                'echo "$PASSED $FAILED"\n')
+            out = subprocess.run(["sh", "-c", script], capture_output=True,
+                                 text=True, timeout=60,
+                                 env=dict(os.environ, **env))
+        return out
+
+    def test_a_splat_fails_the_run_in_its_words(self):
+        out = self.in_guest(FAKE_EXIT="123")
+        self.assertEqual(out.stdout.split(), ["1", "1"], out.stderr)
+        self.assertIn("the guest of 01-suite-numa-in-4node- failed: kernel "
+                      "problem in the guest (the command exited with status "
+                      "0): WARNING: x", out.stderr)
+
+    def test_a_clean_guest_is_no_failure(self):
+        out = self.in_guest()
+        self.assertEqual(out.stdout.split(), ["1", "0"], out.stderr)
+
+
 class Tally(unittest.TestCase):
     """The summary's counts: a TAP test Meson calls OK whose failure is a
     known one ("not ok ... # TODO reason") is an expected failure, named
@@ -298,7 +357,8 @@ class Tally(unittest.TestCase):
             # tally() of ./numa-matrix alone, with say() beside it
             script = (f"say() {{ echo \"$*\" >&2; }}\n"
                       f"eval \"$(sed -n '/^tally()/,/^}}/p' '{ENTRY}')\"\n"
-                      f"PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0 FAILURES='{failures}'\n"
+                      f"PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0 FAILURES='{failures}' "
+                      f"TOP='{TOP}'\n"
                       f"tally '{log}'\n"
                       'echo "$PASSED $FAILED $SKIPPED $XFAILED"\n')
             out = subprocess.run(["sh", "-c", script], capture_output=True,
