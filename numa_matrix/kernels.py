@@ -70,17 +70,24 @@ def unpack_pristine(p):
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     t0 = time.time()
-    run(["tar", "-xf", src["tarball"], "-C", tmp], what="unpacking the source")
-    entries = os.listdir(tmp)
-    if len(entries) != 1 or not os.path.isfile(
-            os.path.join(tmp, entries[0], "Makefile")):
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise BuildError(f"{src['tarball']}: not a kernel source tarball (want "
-                      f"one top directory with a Makefile, got {entries[:5]})")
+    # Whatever ends the unpacking (a damaged tarball, a full disk, Ctrl-C),
+    # no half tree is left behind: the next build starts it again.
     try:
+        run(["tar", "-xf", src["tarball"], "-C", tmp],
+            what=f"unpacking {src['tarball']}")
+        entries = os.listdir(tmp)
+        if len(entries) != 1 or not os.path.isfile(
+                os.path.join(tmp, entries[0], "Makefile")):
+            raise BuildError(f"{src['tarball']}: not a kernel source tarball "
+                             "(want one top directory with a Makefile, got "
+                             f"{entries[:5]})")
         os.rename(tmp, p["pristine"])
     except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)      # unpacked meanwhile
+        if not os.path.isdir(p["pristine"]):
+            raise
+        # unpacked meanwhile by another build
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     log(f"unpacked in {time.time() - t0:.0f} s")
 
 
@@ -131,13 +138,13 @@ def prepare_tree(p):
     unpack_pristine(p)
     tmp = p["tree"] + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    run(["cp", "-al", pristine_tree(p), tmp], what="copying the pristine tree")
     try:
+        run(["cp", "-al", pristine_tree(p), tmp],
+            what="copying the pristine tree")
         apply_patches(p, tmp)
-    except BuildError:
+        os.rename(tmp, p["tree"])
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    os.rename(tmp, p["tree"])
     log(f"tree {p['tree']}: {p['patches']} patch(es) applied")
 
 

@@ -657,6 +657,48 @@ class Finish(unittest.TestCase):
         self.assertIn("filler 59", err)
         self.assertIn("kernel problems, then the last kernel messages", err)
 
+    def test_a_splat_fails_a_command_that_succeeded(self):
+        console = "\n".join(["[    1.0] boot",
+                             "[    2.0] BUG: Bad page state in process a.out"]
+                            + [f"[    {i}.0] after {i}" for i in range(3, 20)])
+        with tempfile.TemporaryDirectory() as rundir:
+            with open(os.path.join(rundir, "console.log"), "w") as f:
+                f.write(console)
+            with open(os.path.join(rundir, "status"), "w") as f:
+                f.write("started\nexit=0\n")
+            err = io.StringIO()
+            with redirect_stderr(err):
+                result = rg.finish(request("1node"), rundir, 0, False, 1.0)
+            kept = os.path.isdir(rundir)
+        self.assertEqual((result.status, result.reason),
+                         (rg.EXIT_SPLAT, "splat"))
+        self.assertEqual(result.summary, "kernel problem in the guest (the "
+                         "command exited with status 0): [    2.0] BUG: Bad "
+                         "page state in process a.out")
+        self.assertIn("  | [    2.0] BUG: Bad page state", err.getvalue())
+        self.assertIn("after 13", err.getvalue())       # eleven lines after
+        self.assertNotIn("after 14", err.getvalue())
+        self.assertEqual(result.rundir, rundir)
+        self.assertTrue(kept)
+
+    def test_a_clean_end_removes_the_run_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            rundir = os.path.join(d, "run")
+            os.makedirs(rundir)
+            with open(os.path.join(rundir, "status"), "w") as f:
+                f.write("started\nexit=3\n")
+            with redirect_stderr(io.StringIO()):
+                result = rg.finish(request("1node"), rundir, 0, False, 1.0)
+            self.assertEqual((result.status, result.reason), (3, "command"))
+            self.assertTrue(os.path.isdir(rundir))      # kept: it failed
+            with open(os.path.join(rundir, "status"), "w") as f:
+                f.write("started\nexit=0\n")
+            with redirect_stderr(io.StringIO()):
+                result = rg.finish(request("1node"), rundir, 0, False, 1.0)
+            self.assertEqual((result.status, result.reason, result.rundir),
+                             (0, "ok", None))
+            self.assertFalse(os.path.exists(rundir))
+
     def test_timeout_without_splat_shows_the_tail(self):
         console = "\n".join(f"[   {i}.0] filler {i}" for i in range(10, 60))
         rc, err = self.finish(console, True)
