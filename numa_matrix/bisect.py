@@ -45,17 +45,17 @@ def commit_plans(good_spec, bad_spec, flavour):
     good = kernelspec.one(good_spec, flavour)
     bad = kernelspec.one(bad_spec, flavour)
     for what, p in (("--good", good), ("--bad", bad)):
-        if p["kind"] != "git":
-            raise UsageError(f"{what} {p['spec_text']}: bisect walks the "
+        if p.kind != "git":
+            raise UsageError(f"{what} {p.spec_text}: bisect walks the "
                              "commits of a git tree: give GITDIR@COMMIT")
-    if good["source"]["gitdir"] != bad["source"]["gitdir"]:
+    if good.source.gitdir != bad.source.gitdir:
         raise UsageError("--good and --bad are in different git "
-                         f"repositories ({good['source']['repo']}, "
-                         f"{bad['source']['repo']}): give two commits of "
+                         f"repositories ({good.source['repo']}, "
+                         f"{bad.source['repo']}): give two commits of "
                          "one tree")
     # The range, with good's series (if any) on every commit.
     spec = kernelspec.parse(good_spec)
-    spec.rev, spec.range = None, (good["commit"], bad["commit"])
+    spec.rev, spec.range = None, (good.commit, bad.commit)
     return kernelspec.kernels(spec, flavour)
 
 
@@ -97,9 +97,9 @@ class Bisect:
         if i in self.costs:
             return self.costs[i]
         p = self.plans[i]
-        label, scenario = p["label"], self.scenario
-        mx.log(f"commit {label} ({p['subject']}): building")
-        out = run_child([BUILD_KERNEL, p["spec"], "--flavour",
+        label, scenario = p.label, self.scenario
+        mx.log(f"commit {label} ({p.subject}): building")
+        out = run_child([BUILD_KERNEL, p.spec, "--flavour",
                               self.params.flavour],
                              stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode != 0:
@@ -130,14 +130,14 @@ class Bisect:
         p = self.plans[i]
         verdict = "" if what in ("good", "bad") else \
             ("differs" if differs else "same")
-        self.say(f"  {what:<7} {p['label']:<12}  {c:8.1f}  {ch:+8.2f}%  "
-                 f"{verdict:<7}  {p['subject']}")
+        self.say(f"  {what:<7} {p.label:<12}  {c:8.1f}  {ch:+8.2f}%  "
+                 f"{verdict:<7}  {p.subject}")
         return differs
 
     def run(self):
         a, plans = self.params, self.plans
-        self.say(f"bisect: {len(plans)} commits, {plans[0]['label']} (good) .. "
-                 f"{plans[-1]['label']} (bad); {self.scenario} on {self.topo}, "
+        self.say(f"bisect: {len(plans)} commits, {plans[0].label} (good) .. "
+                 f"{plans[-1].label} (bad); {self.scenario} on {self.topo}, "
                  f"icount, {a.iterations} x {a.size}, {a.flavour}; threshold "
                  f"{self.limit:g}%")
         self.say(f"  {'step':<7} {'commit':<12}  {'ns/page':>8}  {'vs good':>9}"
@@ -158,8 +158,8 @@ class Bisect:
                 lo = mid
         first = plans[hi]
         self.say(f"first commit whose cost per page differs from good by more "
-                 f"than {self.limit:g}%: {first['commit']} "
-                 f"\"{first['subject']}\" ({self.change(hi):+.2f}%; ns/page "
+                 f"than {self.limit:g}%: {first.commit} "
+                 f"\"{first.subject}\" ({self.change(hi):+.2f}%; ns/page "
                  "is the minimum over the iterations: instructions under "
                  "icount)")
         return first
@@ -167,7 +167,7 @@ class Bisect:
     def finish(self):
         """Columns in commit order, the report, the log of the steps."""
         env = load_env(self.rundir)
-        order = [p["label"] for p in self.plans if p["label"] in env["kernels"]]
+        order = [p.label for p in self.plans if p.label in env["kernels"]]
         env["kernels"] = {k: env["kernels"][k] for k in order}
         env["bisect"] = {"good": self.req.good, "bad": self.req.bad,
                          "threshold_percent": self.limit,

@@ -109,7 +109,7 @@ def resolve_kernel(spec, flavour):
     p = kernelspec.one(spec, flavour)
     image = kernels.built_image(p)
     if not image:
-        raise SetupError(f"kernel {p['label']}/{flavour} is not built: run "
+        raise SetupError(f"kernel {p.label}/{flavour} is not built: run "
                          f"kernel-series/build-kernel {spec} --flavour {flavour}")
     return image
 

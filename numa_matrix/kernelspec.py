@@ -33,6 +33,7 @@ import subprocess
 
 from . import KERNEL_SERIES, cache_root
 from .errors import UsageError
+from .types import KernelPlan, Source
 from .util import atomic_write
 
 DEFAULT_PACKAGE = "linux-source-6.1"
@@ -325,9 +326,8 @@ def package_info(package):
         pass
     if not version:
         version = f"size{st.st_size}-mtime{int(st.st_mtime)}"
-    return {"kind": "package", "tarball": tarball, "package": package,
-            "version": version,
-            "id": sha(tarball, version, str(st.st_size))[:12]}
+    return Source(kind="package", tarball=tarball, package=package,
+                  version=version, id=sha(tarball, version, str(st.st_size))[:12])
 
 
 def remembered(name, path, compute):
@@ -410,8 +410,8 @@ def tarball_kernelversion(path):
 def tarball_info(path):
     stem = re.sub(r"\.(tar|tar\.xz|tar\.gz|tar\.bz2|tar\.zst|tgz|txz)$", "",
                   os.path.basename(path))
-    return {"kind": "tarball", "tarball": path, "package": None,
-            "version": stem, "id": "tar-" + file_digest(path)[:12]}
+    return Source(kind="tarball", tarball=path, version=stem,
+                  id="tar-" + file_digest(path)[:12])
 
 
 def read_series(series_dir):
@@ -495,7 +495,7 @@ def kernels(text, flavour="perf"):
         plans = [plan_git(spec, c, flavour) for c in commits]
         if spec.label and len(plans) > 1:
             for i, p in enumerate(plans):
-                p["label"] = f"{spec.label}-{i}"
+                p.label = f"{spec.label}-{i}"
         return plans
     if spec.kind == "image":
         return [plan_image(spec)]
@@ -506,7 +506,7 @@ def one(text, flavour="perf"):
     """The one kernel a spec names; a range is refused."""
     plans = kernels(text, flavour)
     if len(plans) > 1:
-        raise SpecError(f"kernel spec '{plans[0]['spec_text']}' names "
+        raise SpecError(f"kernel spec '{plans[0].spec_text}' names "
                         f"{len(plans)} kernels (a range): give one commit")
     return plans[0]
 
@@ -543,23 +543,19 @@ def series_suffix(spec):
 
 
 def common(spec, flavour, patches, configs):
+    """The fields of a KernelPlan every built kernel has."""
     frags = fragments(configs, flavour)
     cc = compiler()
-    return {
-        "spec_text": spec.text,
-        "flavour": flavour,
-        "patches": len(patches),
-        "patch_names": [n for n, _ in patches],
-        "patch_paths": [p for _, p in patches],
-        "series_configs": configs,
-        "fragments": frags,
-        "compiler": cc,
-        "series_hash": sha(*[read(p, "rb") for _, p in patches])[:12],
+    return dict(
+        spec_text=spec.text, flavour=flavour,
+        patch_names=[n for n, _ in patches],
+        patch_paths=[p for _, p in patches],
+        series_configs=configs, fragments=frags, compiler=cc,
+        series_hash=sha(*[read(p, "rb") for _, p in patches])[:12],
         # The compiler is part of the configuration: another gcc, another
         # kernel (and another cache entry).
-        "config_hash": sha(flavour, *[read(f, "rb") for f in frags], cc)[:12],
-        "root": cache_root(),
-    }
+        config_hash=sha(flavour, *[read(f, "rb") for f in frags], cc)[:12],
+        root=cache_root())
 
 
 def plan_tree(spec, flavour):
@@ -574,34 +570,30 @@ def plan_tree(spec, flavour):
         src = tarball_info(spec.path)
         series_dir, names, k = None, [], 0
     patches, configs = patch_list(spec, names, k, series_dir)
-    p = common(spec, flavour, patches, configs)
+    c = common(spec, flavour, patches, configs)
     variant = variant_name(k, len(names))
     if spec.kind == "package" and spec.package == DEFAULT_PACKAGE:
         label = variant
     elif spec.kind == "package":
         label = f"{spec.package.removeprefix('linux-source-')}-{variant}"
     else:
-        label = src["version"]
-    tree_key = f"{src['id']}-{p['series_hash']}"
-    p.update({
-        "kind": spec.kind,
-        "label": spec.label or label + series_suffix(spec),
-        "variant": variant,
-        "source": src,
-        "source_version": src["version"],
-        "spec": canonical(spec, variant),
-        "pristine": os.path.join(p["root"], "src", f"pristine-{src['id']}"),
-        "tree": os.path.join(p["root"], "src", tree_key),
+        label = src.version
+    root = c["root"]
+    tree_key = f"{src.id}-{c['series_hash']}"
+    return KernelPlan(
+        kind=spec.kind, label=spec.label or label + series_suffix(spec),
+        variant=variant, source=src, source_version=src.version,
+        spec=canonical(spec, variant),
+        pristine=os.path.join(root, "src", f"pristine-{src.id}"),
+        tree=os.path.join(root, "src", tree_key),
         # A direct child of the tree: kbuild then uses srctree := .., so
         # compiler command lines are the same for every tree and ccache
         # hits across variants, sources and commits.
-        "build": os.path.join(p["root"], "src", tree_key, f"build-{flavour}"),
-        "store": os.path.join(p["root"], "kernels",
-                              f"{tree_key}-{flavour}-{p['config_hash']}"),
-        "localversion": f"-nm{len(patches)}-{flavour}",
-        "build_version": f"1-{p['series_hash']}",
-    })
-    return p
+        build=os.path.join(root, "src", tree_key, f"build-{flavour}"),
+        store=os.path.join(root, "kernels",
+                           f"{tree_key}-{flavour}-{c['config_hash']}"),
+        localversion=f"-nm{len(patches)}-{flavour}",
+        build_version=f"1-{c['series_hash']}", **c)
 
 
 def canonical(spec, variant):
@@ -623,39 +615,30 @@ def canonical(spec, variant):
 def plan_git(spec, commit, flavour):
     subject, version, kversion = commit_facts(spec.path, commit)
     patches, configs = patch_list(spec, [], 0, None)
-    p = common(spec, flavour, patches, configs)
+    c = common(spec, flavour, patches, configs)
     repo_id = sha(spec.gitdir)[:12]
-    clone = os.path.join(p["root"], "src", f"git-{repo_id}")
-    ident = commit[:12] + (f"+{p['series_hash']}" if patches else "")
-    s = f"{spec.path}@{commit}"
+    clone = os.path.join(c["root"], "src", f"git-{repo_id}")
+    ident = commit[:12] + (f"+{c['series_hash']}" if patches else "")
+    text = f"{spec.path}@{commit}"
     if spec.series_dir:
-        s += "+" + spec.series_dir + (f"@{spec.series_k}"
-                                      if spec.series_k is not None else "")
-    p.update({
-        "kind": "git",
-        "label": spec.label or commit[:12] + series_suffix(spec),
-        "variant": None,
-        "source": {"kind": "git", "repo": spec.path, "gitdir": spec.gitdir,
-                   "package": None, "version": version,
-                   "id": f"git-{commit[:12]}"},
-        "source_version": version,
-        "kernel_version": kversion,
-        "commit": commit,
-        "subject": subject,
-        "spec": s,
-        "clone": clone,
-        "tree": os.path.join(clone, "linux"),
+        text += "+" + spec.series_dir + (f"@{spec.series_k}"
+                                         if spec.series_k is not None else "")
+    return KernelPlan(
+        kind="git", label=spec.label or commit[:12] + series_suffix(spec),
+        source=Source(kind="git", repo=spec.path, gitdir=spec.gitdir,
+                      version=version, id=f"git-{commit[:12]}"),
+        source_version=version, kernel_version=kversion, commit=commit,
+        subject=subject, spec=text, clone=clone,
+        tree=os.path.join(clone, "linux"),
         # One work tree and build dir per repository: the commits of one
         # tree are incremental builds of each other.
-        "build": os.path.join(clone, "linux", f"build-{flavour}"),
-        "store": os.path.join(p["root"], "kernels",
-                              f"git-{commit[:12]}-{p['series_hash']}-{flavour}-"
-                              f"{p['config_hash']}"),
-        "localversion": f"-nm-{commit[:8]}" + (f"+{len(patches)}" if patches
-                                               else "") + f"-{flavour}",
-        "build_version": f"1-{ident}",
-    })
-    return p
+        build=os.path.join(clone, "linux", f"build-{flavour}"),
+        store=os.path.join(c["root"], "kernels",
+                           f"git-{commit[:12]}-{c['series_hash']}-{flavour}-"
+                           f"{c['config_hash']}"),
+        localversion=f"-nm-{commit[:8]}" + (f"+{len(patches)}" if patches
+                                            else "") + f"-{flavour}",
+        build_version=f"1-{ident}", **c)
 
 
 # ---------------------------------------------------------------- ready images
@@ -701,26 +684,14 @@ def plan_image(spec):
                         "arch/x86/boot/bzImage of a built tree")
     digest = file_digest(spec.path)
     m = re.search(r"\((gcc[^)]*\)[^,)]*)", version)
-    return {
-        "kind": "image",
-        "spec_text": spec.text,
-        "spec": spec.path,
-        "label": spec.label or f"image-{digest[:8]}",
-        "variant": None,
-        "image": spec.path,
-        "config": image_config(spec.path),
-        "source": {"kind": "image", "package": None,
-                   "version": version.split()[0], "id": f"img-{digest[:12]}"},
-        "source_version": version.split()[0],
-        "version_string": version,
-        "compiler": m.group(1) if m else "unknown",
-        "flavour": None,
-        "patches": 0,
-        "patch_names": [],
-        "series_hash": digest[:12],
-        "config_hash": None,
-        "store": None,
-    }
+    return KernelPlan(
+        kind="image", spec_text=spec.text, spec=spec.path,
+        label=spec.label or f"image-{digest[:8]}", image=spec.path,
+        config=image_config(spec.path),
+        source=Source(kind="image", version=version.split()[0],
+                      id=f"img-{digest[:12]}"),
+        source_version=version.split()[0], version_string=version,
+        compiler=m.group(1) if m else "unknown", series_hash=digest[:12])
 
 
 def kernel_version(plan):
@@ -730,14 +701,14 @@ def kernel_version(plan):
     be read: its version without the Debian revision); a git commit: its
     Makefile; a ready bzImage: its version string up to the first '-'.
     What results/<version>/ is named after."""
-    if plan.get("kernel_version"):
-        return plan["kernel_version"]
-    src = plan["source"]
-    if src["kind"] == "image":
-        return plan["source_version"].split("-", 1)[0]
+    if plan.kernel_version:
+        return plan.kernel_version
+    src = plan.source
+    if src.kind == "image":
+        return plan.source_version.split("-", 1)[0]
     try:
-        return tarball_kernelversion(src["tarball"])
+        return tarball_kernelversion(src.tarball)
     except (OSError, SpecError):
-        if src["kind"] == "package":
-            return src["version"].rsplit("-", 1)[0]
+        if src.kind == "package":
+            return src.version.rsplit("-", 1)[0]
         raise

@@ -124,10 +124,10 @@ def select_kernels(text, flavour):
     chosen = {}
     for spec in specs:
         for p in kernelspec.kernels(spec, flavour):
-            if p["label"] in chosen:
+            if p.label in chosen:
                 raise UsageError(f"two kernels of --kernels are called "
-                              f"'{p['label']}': name them, LABEL=SPEC")
-            chosen[p["label"]] = p
+                              f"'{p.label}': name them, LABEL=SPEC")
+            chosen[p.label] = p
     return chosen
 
 
@@ -561,7 +561,7 @@ def dry_run(req: RunRequest):
         image = kbuild.built_image(p)
         out.append(f"  {label:<14} " + (f"built: {image}" if image else
                                         f"to build: kernel-series/build-kernel "
-                                        f"{p.get('spec') or p['spec_text']} "
+                                        f"{p.spec or p.spec_text} "
                                         f"--flavour {params.flavour}"))
     out += [f"topologies: {', '.join(topos)}",
             f"scenarios: {', '.join(scenarios)}",

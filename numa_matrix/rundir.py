@@ -81,8 +81,8 @@ def kernel_info(plan):
     and image path."""
     info = kbuild.describe(plan)
     info["kernel_version"] = kernelspec.kernel_version(plan)
-    info["image"] = plan["image"] if plan["kind"] == "image" else \
-        os.path.join(plan["store"], "bzImage")
+    info["image"] = plan.image if plan.kind == "image" else \
+        os.path.join(plan.store, "bzImage")
     return info
 
 

@@ -222,8 +222,8 @@ def git_inputs(p):
     out = []
     for path in INPUT_PATHS:
         r = subprocess.run(["git", "-c", "safe.directory=*", "-C",
-                            p["source"]["repo"], "rev-parse", "--verify",
-                            "--quiet", f"{p['commit']}:{path}"],
+                            p.source.repo, "rev-parse", "--verify",
+                            "--quiet", f"{p.commit}:{path}"],
                            capture_output=True, text=True, check=False)
         out.append(f"{path}={r.stdout.strip()}")
     return out
@@ -233,16 +233,16 @@ def plan(p, compiler):
     """Where the selftests of kernel plan P's tree are, keyed by what their
     build reads: the kernels of one source whose patches leave tools/ and
     the uapi headers alone (baseline .. patched) share one build."""
-    if p["kind"] == "image":
-        raise SelftestsError(f"{p['spec'] or p['label']} is a ready bzImage: there "
+    if p.kind == "image":
+        raise SelftestsError(f"{p.spec or p.label} is a ready bzImage: there "
                       "is no source tree to build its selftests from")
-    patches = [kernels.read(path) for path in p["patch_paths"]]
+    patches = [kernels.read(path) for path in p.patch_paths]
     relevant = [t for t in patches if touches_inputs(t)]
-    base = git_inputs(p) if p["kind"] == "git" else [p["source"]["id"]]
+    base = git_inputs(p) if p.kind == "git" else [p.source.id]
     key = kernels.ks.sha(*base, *relevant, compiler, RECIPE)[:12]
-    name = (p["source"]["package"] or p["source"]["id"]) + f"-{key}"
+    name = (p.source.package or p.source.id) + f"-{key}"
     return {"kernel": p, "compiler": compiler,
-            "tree_id": tree_id(p["source"]["id"], p["series_hash"]),
+            "tree_id": tree_id(p.source.id, p.series_hash),
             "dir": os.path.join(cache_root(), "selftests", name)}
 
 
@@ -314,11 +314,11 @@ def build(sp, jobs):
         if built(sp):
             remember(sp)
             return install_dir(sp)
-        if p["kind"] == "git":
+        if p.kind == "git":
             kernels.prepare_git(p)
         else:
             kernels.prepare_tree(p)
-        tree = p["tree"]
+        tree = p.tree
         d = selftests_dir(tree)
         tmp = sp["dir"] + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -327,8 +327,8 @@ def build(sp, jobs):
         logfile = os.path.join(tmp, "build.log")
         env = dict(os.environ, LC_ALL="C")
         t0 = time.time()
-        log(f"building tools/testing/selftests/{d} of {p['label']} "
-            f"({p['source_version']}); log: {logfile}")
+        log(f"building tools/testing/selftests/{d} of {p.label} "
+            f"({p.source_version}); log: {logfile}")
         # The selftests include the uapi headers of their own tree, installed
         # out of tree (O=): the source tree stays untouched.
         kernels.run(["make", "-C", tree, f"O={obj}", "headers"], env=env,
@@ -363,8 +363,8 @@ def build(sp, jobs):
                             d, sorted({e.program for e in entries.values()}
                                       - set(missing)))
         shutil.rmtree(obj)
-        info = {"kernel": p["spec"] or p["label"], "tree_id": sp["tree_id"],
-                "source_version": p["source_version"],
+        info = {"kernel": p.spec or p.label, "tree_id": sp["tree_id"],
+                "source_version": p.source_version,
                 "compiler": sp["compiler"], "dir": d, "recipe": RECIPE,
                 "listed_for_the_runner": added, "not_built": missing,
                 "built_with_kselftest_h_included": workaround,
@@ -406,7 +406,7 @@ def main():
             sp = plan(p, compiler)
             if args.path_only:
                 if not built(sp):
-                    raise SelftestsError(f"the selftests of {p['label']} are not "
+                    raise SelftestsError(f"the selftests of {p.label} are not "
                                   f"built: run kernel-series/build-selftests "
                                   f"{args.spec}")
                 print(install_dir(sp))

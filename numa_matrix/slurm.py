@@ -269,9 +269,13 @@ def minutes(seconds):
 
 
 def tree_of(info):
-    """Kernels built in one tree (one git repository's clone, or one source
-    with one series) build one after the other: their build jobs are
-    chained rather than left holding CPUs while they wait."""
+    """Kernels built in one tree build one after the other: their build
+    jobs are chained rather than left holding CPUs while they wait. The
+    tree is the plan's (kernelspec decides it; env.json keeps it as
+    build_tree); a run planned before env.json kept it: one git
+    repository's clone, or one source with one series."""
+    if info.get("build_tree"):
+        return info["build_tree"]
     if info.get("source_kind") == "git":
         return ("git", info.get("source"))
     return (info.get("source_id"), info.get("series_hash"))

@@ -10,13 +10,77 @@ Standard library only: topology.py, which runs in guests too, imports it.
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import RESULTS
 from .errors import UsageError
 
 if TYPE_CHECKING:
     from .topology import Topology
+
+
+# ---------------------------------------------------------------- kernels
+
+# What info.json and env.json's kernels say about a kernel, and how.
+KERNEL_INFO_SCHEMA = 2
+
+
+@dataclass
+class Source:
+    """What a kernel is built from. kind: package (a Debian
+    linux-source-X.Y), tarball, git (one commit of a work tree), image (a
+    ready bzImage). id names the content (a package's version, a
+    tarball's or image's sha256, a commit) in the cache."""
+    kind: str
+    id: str
+    version: str
+    package: Optional[str] = None
+    tarball: Optional[str] = None
+    repo: Optional[str] = None          # git: the work tree's top
+    gitdir: Optional[str] = None
+
+
+@dataclass
+class KernelPlan:
+    """One kernel a spec names, everything about it known without building
+    it (kernelspec.py makes it; kernels.py builds it; nothing else decides
+    where its tree, build dir or store are)."""
+    kind: str                           # package, tarball, git, image
+    label: str                          # its column in reports
+    spec_text: str                      # the spec as given
+    spec: Optional[str]                 # a spec of exactly this kernel
+    source: Source
+    source_version: str
+    compiler: str
+    series_hash: str
+    flavour: Optional[str] = None       # None: a ready bzImage
+    config_hash: Optional[str] = None
+    variant: Optional[str] = None       # baseline, series-K, patched
+    patch_names: List[str] = field(default_factory=list)
+    patch_paths: List[str] = field(default_factory=list)
+    # (series.config path, whether the whole series is applied)
+    series_configs: List[Tuple[str, bool]] = field(default_factory=list)
+    fragments: List[str] = field(default_factory=list)
+    root: Optional[str] = None          # the cache
+    pristine: Optional[str] = None      # the unpacked source
+    # The tree the kernel is built in: kernels of one tree build one at a
+    # time (kernels.tree_lock(), slurm-submit's chained build jobs).
+    tree: Optional[str] = None
+    build: Optional[str] = None         # kbuild's O= dir
+    store: Optional[str] = None         # where the bzImage is kept
+    clone: Optional[str] = None         # git: the cache's clone
+    localversion: Optional[str] = None
+    build_version: Optional[str] = None
+    commit: Optional[str] = None
+    subject: Optional[str] = None
+    kernel_version: Optional[str] = None    # make kernelversion, if known
+    image: Optional[str] = None         # a ready bzImage
+    config: Optional[str] = None        # ... and its .config, if found
+    version_string: Optional[str] = None
+
+    @property
+    def patches(self) -> int:
+        return len(self.patch_names)
 
 
 # ---------------------------------------------------------------- guests

@@ -43,3 +43,17 @@ def fake_qemu_boots(tmp):
             return [json.loads(line) for line in f]
     except FileNotFoundError:
         return []
+
+
+def kernel_plan(**fields):
+    """A KernelPlan with placeholders for what a test does not set."""
+    from numa_matrix.types import KernelPlan, Source
+    values = dict(kind="package", label="k", spec_text="k", spec="k",
+                  source=Source(kind="package", id="id", version="6.1.192-3",
+                                package="linux-source-6.1",
+                                tarball="/usr/src/linux-source-6.1.tar.xz"),
+                  source_version="6.1.192-3", compiler="gcc 12.2.0",
+                  series_hash="e3b0c44298fc", flavour="perf",
+                  config_hash="c1")
+    values.update(fields)
+    return KernelPlan(**values)

@@ -22,6 +22,8 @@ from numa_matrix.errors import UsageError  # noqa: E402
 from numa_matrix import rundir as rd  # noqa: E402
 from numa_matrix.types import BisectRequest, CellsRequest, RunParams  # noqa: E402
 from numa_matrix.util import atomic_write  # noqa: E402
+from numa_matrix.types import Source  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
 
 
 class Fake(bisect.Bisect):
@@ -30,8 +32,9 @@ class Fake(bisect.Bisect):
     def __init__(self, costs, limit=5.0):
         self.params = RunParams(iterations=3)
         self.scenario = "interleave"
-        self.plans = [{"label": f"c{i:011d}", "commit": f"{i:040d}",
-                       "subject": f"commit {i}"} for i in range(len(costs))]
+        self.plans = [kernel_plan(label=f"c{i:011d}", commit=f"{i:040d}",
+                                  subject=f"commit {i}")
+                      for i in range(len(costs))]
         self.limit, self.costs, self.lines = limit, {}, []
         self.figures, self.measured = costs, []
         self.topo = "2node"
@@ -52,7 +55,7 @@ class Search(unittest.TestCase):
         costs = [650, 645, 640, 652, 1300, 1250, 990, 990, 975]
         b = Fake(costs)
         first = b.run()
-        self.assertEqual(first["commit"], f"{4:040d}")
+        self.assertEqual(first.commit, f"{4:040d}")
         # good, bad and log2(8) = 3 steps: 5 kernels, not 9.
         self.assertEqual(b.measured, [0, 8, 4, 2, 3])
         self.assertIn(f"{4:040d}", b.lines[-1])
@@ -60,11 +63,11 @@ class Search(unittest.TestCase):
 
     def test_a_cheaper_commit_is_found_too(self):
         b = Fake([600, 601, 400, 399, 398])
-        self.assertEqual(b.run()["commit"], f"{2:040d}")
+        self.assertEqual(b.run().commit, f"{2:040d}")
 
     def test_adjacent_good_and_bad(self):
         b = Fake([600, 700])
-        self.assertEqual(b.run()["commit"], f"{1:040d}")
+        self.assertEqual(b.run().commit, f"{1:040d}")
         self.assertEqual(b.measured, [0, 1])
 
     def test_nothing_to_bisect(self):
@@ -88,9 +91,9 @@ class Input(unittest.TestCase):
                 bisect.threshold(bad)
 
     def test_refuses_what_is_not_a_git_commit(self):
-        with mock.patch.object(bisect.kernelspec, "package_info", lambda p: {
-                "kind": "package", "tarball": "/t", "package": p,
-                "version": "1", "id": "0123"}):
+        with mock.patch.object(bisect.kernelspec, "package_info", lambda p: Source(
+                kind="package", tarball="/t", package=p, version="1",
+                id="0123")):
             with self.assertRaises(UsageError) as cm:
                 bisect.commit_plans("baseline", "patched", "perf")
         self.assertIn("give GITDIR@COMMIT", str(cm.exception))
@@ -108,7 +111,7 @@ class RunDir(unittest.TestCase):
                 req = BisectRequest("g", "b", 5.0, CellsRequest(
                     "interleave", topo, RunParams(iterations=3, bench="/b"),
                     run_dir=d))
-                b = bisect.Bisect(req, [{"source_version": "1"}])
+                b = bisect.Bisect(req, [kernel_plan(kernel_version="6.12.0")])
                 env = rd.load_env(d)
                 self.assertEqual(b.topo, "2node")
                 self.assertEqual(env["topologies"], ["2node"])

@@ -18,6 +18,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import kernels  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
 
 # A "make" whose "compiler" outlives it unless its group is stopped.
 FAKE_MAKE = """#!/bin/sh
@@ -52,8 +53,7 @@ class MakeGroup(unittest.TestCase):
         self.pidfile = os.path.join(d, "pid")
         self.env = dict(os.environ, PATH=d + ":" + os.environ["PATH"],
                         PIDFILE=self.pidfile)
-        self.p = {"build": d, "localversion": "-x", "label": "t",
-                  "flavour": "perf"}
+        self.p = kernel_plan(build=d, localversion="-x", label="t")
         self.logfile = os.path.join(d, "build.log")
 
     def tearDown(self):
@@ -222,8 +222,8 @@ class Locks(unittest.TestCase):
 
     def test_tree_lock_holds_even_without_the_machine_lock(self):
         with tempfile.TemporaryDirectory() as root:
-            p = {"root": root, "tree": os.path.join(root, "src", "t1")}
-            other = dict(p, tree=os.path.join(root, "src", "t2"))
+            p = kernel_plan(root=root, tree=os.path.join(root, "src", "t1"))
+            other = kernel_plan(root=root, tree=os.path.join(root, "src", "t2"))
             quiet = lambda msg: None    # noqa: E731
             with mock.patch.dict(os.environ, {"NUMA_MATRIX_BUILD_LOCK": "none"}):
                 with kernels.building(p, quiet):

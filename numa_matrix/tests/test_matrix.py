@@ -24,7 +24,8 @@ from numa_matrix.tests.helpers import (fake_bzimage, fake_qemu_boots,  # noqa: E
 from numa_matrix import matrix as mx  # noqa: E402
 from numa_matrix import report as rp  # noqa: E402
 from numa_matrix import rundir as rd  # noqa: E402
-from numa_matrix.types import RunParams, RunRequest  # noqa: E402
+from numa_matrix.types import RunParams, RunRequest, Source  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
 from numa_matrix.util import atomic_write  # noqa: E402
 from numa_matrix.errors import UsageError  # noqa: E402
 
@@ -659,11 +660,12 @@ class Sources(unittest.TestCase):
 
     def test_resume_refuses_another_kernel_under_the_same_name(self):
         env = rd.load_env(self.run_a)
-        plan = {"kind": "package", "store": "/s", "source": {
-            "kind": "package", "package": "linux-source-6.1", "id": "ae10",
-            "tarball": "/usr/src/linux-source-6.1.tar.xz"},
-            "source_version": "6.1.193-1", "compiler": "gcc 12.2.0",
-            "series_hash": "e3b0", "config_hash": "c1"}
+        plan = kernel_plan(
+            store="/s", source=Source(kind="package", package="linux-source-6.1",
+                                      id="ae10", version="6.1.193-1",
+                                      tarball="/usr/src/linux-source-6.1.tar.xz"),
+            source_version="6.1.193-1", compiler="gcc 12.2.0",
+            series_hash="e3b0", config_hash="c1")
         params = RunParams(iterations=3, bench="/b")
         with mock.patch.object(rd, "host_env", return_value=env["host"]), \
                 self.assertRaises(UsageError) as cm:
@@ -673,12 +675,13 @@ class Sources(unittest.TestCase):
                       "(source_version 6.1.192-3 -> 6.1.193-1)", str(cm.exception))
         # A run recorded before kernels carried their compiler.
         self.assertIn("recorded before", rd.identity_change(
-            {"series_hash": "e3b0", "config_hash": "c1"}, plan)[0])
+            {"series_hash": "e3b0", "config_hash": "c1"},
+            rd.kernel_info(plan))[0])
 
     def test_duplicate_columns_refused(self):
-        with mock.patch.object(mx.kernelspec, "package_info", lambda p: {
-                "kind": "package", "tarball": "/t", "package": p,
-                "version": "1", "id": "0123"}):
+        with mock.patch.object(mx.kernelspec, "package_info", lambda p: Source(
+                kind="package", tarball="/t", package=p, version="1",
+                id="0123")):
             with self.assertRaises(UsageError) as cm:
                 mx.select_kernels("baseline,linux-source-6.1", "perf")
             self.assertIn("called 'baseline'", str(cm.exception))

@@ -23,6 +23,8 @@ from numa_matrix import profile as prof  # noqa: E402
 from numa_matrix import cli  # noqa: E402
 from numa_matrix import rundir as rd  # noqa: E402
 from numa_matrix.util import atomic_write  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
+from numa_matrix.types import Source  # noqa: E402
 
 # Per-CPU data at small offsets, the start of text with a function at the
 # same address as its markers, aliases, a section marker sharing a
@@ -204,12 +206,10 @@ class Command(unittest.TestCase):
             store = os.path.join(self.root, "kernels", label)
             atomic_write(os.path.join(store, "bzImage"), "img")
             atomic_write(os.path.join(store, "System.map"), SYSTEM_MAP)
-            self.plans[label] = {
-                "kind": "package", "label": label, "flavour": "perf",
-                "spec": label, "store": store, "patches": 0,
-                "source_version": "6.1", "source": {
-                    "kind": "package", "package": "p", "tarball": "/t",
-                    "version": "6.1.192-3", "id": label}}
+            self.plans[label] = kernel_plan(
+                label=label, spec=label, store=store, source_version="6.1",
+                source=Source(kind="package", package="p", tarball="/t",
+                              version="6.1.192-3", id=label))
         # What each kernel's guest executes in its two regions.
         self.runs = {"A": {0xffffffff81000100: 300, 0xffffffff81000410: 100,
                            0x401000: 4},

@@ -87,7 +87,7 @@ def make_repo(root, plan):
     repo = os.path.join(root, "linux")
     wanted = [p for d in SERIES_DIRS for p in patches(d)]
     stamp = os.path.join(root, "made-from")
-    key = "\n".join([plan["source"]["id"]] +
+    key = "\n".join([plan.source.id] +
                     [open(p).read() for p in wanted])
     if os.path.isdir(os.path.join(repo, ".git")) and \
             os.path.exists(stamp) and open(stamp).read() == key:
@@ -101,7 +101,7 @@ def make_repo(root, plan):
     # -f: Debian's tree ignores its own top level (.gitignore: /*).
     git(repo, "add", "-f", "-A")
     git(repo, "commit", "-q", "-m",
-        f"{PACKAGE} {plan['source']['version']}, as Debian ships it")
+        f"{PACKAGE} {plan.source.version}, as Debian ships it")
     for p in wanted:
         # The patch's own author and date; committer date the same.
         git(repo, "am", "-q", "--committer-date-is-author-date", p)
