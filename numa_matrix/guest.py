@@ -124,7 +124,7 @@ def kernel_cmdline(req):
                   "rootflags=version=9p2000.L,trans=virtio,access=any,"
                   "msize=512000,cache=loose",
                   f"init={GUEST_INIT}"]
-    if topo.hotplug and topo.hotplug["slots"]:
+    if topo.hotplug and topo.hotplug.slots:
         parts.append("memhp_default_state=online")
     if req.thp:
         parts.append(f"transparent_hugepage={req.thp}")
@@ -185,11 +185,11 @@ def numa_args(topo, binding=None):
                     out += ["-numa", f"dist,src={a},dst={b},"
                             f"val={topo.distances[a][b]}"]
     for h in topo.hmat:
-        base = (f"hmat-lb,initiator={h['initiator']},target={h['target']},"
+        base = (f"hmat-lb,initiator={h.initiator},target={h.target},"
                 "hierarchy=memory")
-        out += ["-numa", f"{base},data-type=access-latency,latency={h['latency']}",
+        out += ["-numa", f"{base},data-type=access-latency,latency={h.latency}",
                 "-numa", f"{base},data-type=access-bandwidth,"
-                f"bandwidth={h['bandwidth']}"]
+                f"bandwidth={h.bandwidth}"]
     return out
 
 
@@ -241,11 +241,11 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
     mem = f"{topo.mem_mib}M"
     smp = f"{topo.ncpus}"
     hp = topo.hotplug
-    if hp and hp["slots"]:
-        mem += f",slots={hp['slots']},maxmem={hp['maxmem_mib']}M"
-    if hp and hp["maxcpus"]:
-        smp += f",maxcpus={hp['maxcpus']}"
-    slots = hp["maxcpus"] if hp and hp["maxcpus"] else topo.ncpus
+    if hp and hp.slots:
+        mem += f",slots={hp.slots},maxmem={hp.maxmem_mib}M"
+    if hp and hp.maxcpus:
+        smp += f",maxcpus={hp.maxcpus}"
+    slots = hp.maxcpus if hp and hp.maxcpus else topo.ncpus
     if slots > 1:
         # A socket per vCPU: by default QEMU puts them all in one socket with
         # one L3, and a kernel with CONFIG_BUG warns at boot that an LLC

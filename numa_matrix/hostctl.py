@@ -258,16 +258,16 @@ class HostControl:
 
     def add_memory(self, node_text, size_text):
         hp = self.topo.hotplug
-        if not hp or not hp["slots"]:
+        if not hp or not hp.slots:
             return f"error topology {self.topo.name} has no DIMM slots"
-        if self.dimms >= hp["slots"]:
-            return f"error all {hp['slots']} DIMM slots are used"
+        if self.dimms >= hp.slots:
+            return f"error all {hp.slots} DIMM slots are used"
         if not node_text.isdigit() or int(node_text) >= len(self.topo.nodes):
             return f"error no node {node_text} (nodes 0-{len(self.topo.nodes) - 1})"
         mib = topology.parse_size(size_text)
         if not mib or mib % 128:
             return f"error size {size_text}: a multiple of 128M (a memory block)"
-        room = hp["maxmem_mib"] - self.topo.mem_mib - self.added_mib
+        room = hp.maxmem_mib - self.topo.mem_mib - self.added_mib
         if mib > room:
             return f"error {size_text} does not fit: {room}M left below maxmem"
         n = self.dimms

@@ -10,13 +10,33 @@ Standard library only: topology.py, which runs in guests too, imports it.
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import RESULTS
 from .errors import UsageError
 
-if TYPE_CHECKING:
-    from .topology import Topology
+
+# ---------------------------------------------------------------- machines
+
+@dataclass
+class Hotplug:
+    """A topology's `hotplug` line: DIMM slots and the memory they may
+    reach, and vCPUs up to maxcpus (docs/topologies.md)."""
+    lineno: int
+    slots: int = 0
+    maxmem_mib: Optional[int] = None
+    maxcpus: Optional[int] = None
+
+
+@dataclass
+class Hmat:
+    """A topology's `hmat` line: what an initiator node sees of a target
+    node's memory (ACPI HMAT)."""
+    lineno: int
+    initiator: int
+    target: int
+    latency: int                # ns
+    bandwidth: str              # bytes per second, as QEMU takes it: 5G
 
 
 # ---------------------------------------------------------------- kernels
@@ -98,7 +118,9 @@ GUEST_EXITS = {EXIT_SPLAT: "splat", EXIT_TIMEOUT: "timeout",
 class GuestRequest:
     """One guest: a machine, a kernel, a command (qemu-topologies/run-guest
     and every program that boots one in-process)."""
-    topology: "Topology"
+    # A topology.Topology (not named here: topology.py imports this
+    # module, and the import graph stays one way).
+    topology: Any
     kernel: str                     # the bzImage to boot
     argv: List[str]                 # the command, run as root in the guest
     clock: str = "wall"             # wall, icount or model
