@@ -91,7 +91,7 @@ def keep_paths(argv, writable):
     wanted = [TOP, os.getcwd()]
     if os.sep in argv[0]:
         wanted.append(os.path.dirname(os.path.abspath(argv[0])))
-    keep = []
+    keep: list[str] = []
     for path in wanted:
         if under(path, GUEST_PRIVATE):
             raise SetupError(f"{path} is under {under(path, GUEST_PRIVATE)[0]}, "
@@ -441,7 +441,8 @@ def splats(console, allowed=None):
     """(lines, indexes of splat lines). Lines a test's allowance covers are
     appended to ALLOWED as (index, kind, why) instead."""
     lines = console.splitlines()
-    found, open_kinds = [], {}
+    found: list[int] = []
+    open_kinds: dict[str, str] = {}
     for i, line in enumerate(lines):
         m = TEST_LINE.match(line)
         if m:
@@ -681,15 +682,21 @@ def finish(req, rundir, qemu_rc, timed_out, seconds):
     user needs to see of it is said on stderr (a quiet guest, a KVM probe,
     says only the summary, through its caller)."""
     copy_model_files(req, rundir)
-    say = (lambda *a: None) if req.quiet else log
-    show = (lambda *a: None) if req.quiet else report_console
+    def say(msg):
+        if not req.quiet:
+            log(msg)
+
+    def show(lines, marks, path):
+        if not req.quiet:
+            report_console(lines, marks, path)
+
     console_path = os.path.join(rundir, "console.log")
     try:
         with open(console_path, errors="replace") as f:
             console = f.read()
     except OSError:
         console = ""
-    allowed = []
+    allowed: list = []
     lines, found = splats(console, allowed)
     for i, kind, why in allowed[:3]:
         say(f"allowed by the test ({kind}: {why or 'no reason given'}): "

@@ -222,7 +222,7 @@ def requested(frag):
     """[(lineno, option, value, alternatives)] of a fragment. A line
     `# or CONFIG_NEW=y` right below an option names what a tree that
     renamed it calls it: either one satisfies the check."""
-    out = []
+    out: list[tuple] = []
     for lineno, line in enumerate(read(frag).splitlines(), 1):
         alt = re.fullmatch(r"#\s*or\s+(CONFIG_\w+)=(\S+)\s*", line)
         if alt and out:

@@ -25,6 +25,7 @@ only read-only git commands (rev-parse, rev-list, show, merge-base) run
 there.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -127,6 +128,8 @@ def split_series(spec, text):
             continue
         right = text[i + 1:]
         m = re.fullmatch(r"(.+?)(?:@(\d+))?", right)
+        if not m:
+            continue                        # a '+' at the end
         if os.path.isdir(expand(m.group(1))):
             spec.series_dir = expand(m.group(1))
             spec.series_k = int(m.group(2)) if m.group(2) else None
@@ -291,20 +294,19 @@ def git_commits(spec):
 
 # ---------------------------------------------------------------- sources
 
+@functools.lru_cache(maxsize=None)
 def compiler():
     """The compiler every kernel is built with, as `gcc --version` names
-    it: part of a kernel's identity."""
-    if not hasattr(compiler, "cached"):
-        try:
-            out = subprocess.run(["gcc", "--version"], capture_output=True,
-                                 text=True, check=False)
-        except FileNotFoundError:
-            out = None
-        if out is None or out.returncode != 0:
-            raise SpecError("gcc not found: as root, ./numa-matrix deps "
-                            "(or apt-get install gcc)")
-        compiler.cached = out.stdout.splitlines()[0].strip()
-    return compiler.cached
+    it: part of a kernel's identity. Asked once per process."""
+    try:
+        out = subprocess.run(["gcc", "--version"], capture_output=True,
+                             text=True, check=False)
+    except FileNotFoundError:
+        out = None
+    if out is None or out.returncode != 0:
+        raise SpecError("gcc not found: as root, ./numa-matrix deps "
+                        "(or apt-get install gcc)")
+    return out.stdout.splitlines()[0].strip()
 
 
 def package_info(package):
@@ -461,7 +463,9 @@ def variant_patches(spec, series_dir, names):
                         "series): only baseline")
     if v == "patched":
         return len(names)
-    k = int(VARIANT_RE.fullmatch(v).group(1))
+    m = VARIANT_RE.fullmatch(v)
+    assert m is not None                    # parse_base() checked it
+    k = int(m.group(1))
     if not 0 <= k <= len(names):
         raise SpecError(f"kernel spec '{spec.text}': {v} needs {k} patches, "
                         f"the {spec.package} series has {len(names)}: give "

@@ -121,7 +121,7 @@ def select_kernels(text, flavour):
     """{label: plan} in column order from a comma list of kernel specs
     (docs/kernel-specs.md); a git range gives one column per commit."""
     specs = all_kernels() if not text or text == "all" else text.split(",")
-    chosen = {}
+    chosen: dict = {}
     for spec in specs:
         for p in kernelspec.kernels(spec, flavour):
             if p.label in chosen:
@@ -141,7 +141,7 @@ def select_topologies(text, rundir=None):
     paths. A cell is keyed by the machine's name, never its path; a file of
     one's own must not take a catalogue machine's name, and a resumed run
     finds it in its own copy (rundir/topologies/)."""
-    chosen = {}
+    chosen: dict = {}
     for t in text.split(",") if text else DEFAULT_TOPOLOGIES:
         copy = os.path.join(rundir, "topologies", t + topology.SUFFIX) \
             if rundir and os.sep not in t else None

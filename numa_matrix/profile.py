@@ -61,7 +61,7 @@ class Symbols:
 
     def __init__(self, path):
         self.path = path
-        best = {}
+        best: dict = {}
         with open(path) as f:
             for order, line in enumerate(f):
                 fields = line.split()
@@ -105,7 +105,8 @@ def read_profile(path):
     """The plugin's profile file: ({header fields}, {address: count}).
     Refuses a file the plugin did not finish (QEMU killed) or whose lines
     do not add up to its own header."""
-    header, counts = {}, {}
+    fields: dict = {}
+    counts: dict = {}
     try:
         with open(path) as f:
             lines = f.read().splitlines()
@@ -113,7 +114,10 @@ def read_profile(path):
         raise ProfileError(f"cannot read the profile {path}: {e.strerror}") from None
     for lineno, line in enumerate(lines, 1):
         if line.startswith("#"):
-            header.update(w.split("=", 1) for w in line[1:].split() if "=" in w)
+            for word in line[1:].split():
+                key, eq, value = word.partition("=")
+                if eq:
+                    fields[key] = value
             continue
         try:
             addr, count = line.split()
@@ -121,11 +125,11 @@ def read_profile(path):
         except ValueError:
             raise ProfileError(f"{path}:{lineno}: not 'ADDRESS COUNT': "
                           f"{line[:60]!r}") from None
-    if "regions" not in header:
+    if "regions" not in fields:
         raise ProfileError(f"{path}: no '# regions=' header: the plugin did not "
                       "write it (did the guest finish?)")
     try:
-        header = {k: int(v) for k, v in header.items()}
+        header = {k: int(v) for k, v in fields.items()}
     except ValueError:
         raise ProfileError(f"{path}: a header field that is not a number") from None
     total = sum(counts.values())
@@ -137,7 +141,7 @@ def read_profile(path):
 
 def by_function(counts, symbols):
     """{function: instructions}."""
-    out = {}
+    out: dict = {}
     for addr, n in counts.items():
         name = symbols.name(addr)
         out[name] = out.get(name, 0) + n
@@ -179,8 +183,8 @@ def diff(funcs_a, funcs_b):
     """[(function, A, B, B - A)] over the functions of either, the largest
     change first (equal changes by name)."""
     names = set(funcs_a) | set(funcs_b)
-    rows = [(n, funcs_a.get(n, 0), funcs_b.get(n, 0)) for n in names]
-    rows = [(n, a, b, b - a) for n, a, b in rows]
+    rows = [(n, funcs_a.get(n, 0), funcs_b.get(n, 0),
+             funcs_b.get(n, 0) - funcs_a.get(n, 0)) for n in names]
     return sorted(rows, key=lambda r: (-abs(r[3]), r[0]))
 
 

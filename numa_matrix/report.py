@@ -263,7 +263,7 @@ CLOCK_TEXT = {
 
 def where_cells_ran(cells):
     """Report lines: the accelerator and host of each cell, grouped."""
-    groups = {}
+    groups: dict = {}
     for (t, s, k), c in sorted(cells.items()):
         w = c.get("where")
         key = (w["accel"], w["host"], w["cpu_model"], w["host_kernel"],

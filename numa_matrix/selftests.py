@@ -79,7 +79,7 @@ class Entry:
 
 
 def parse_needs(text, where):
-    needs = {}
+    needs: dict = {}
     if text == "-":
         return needs
     for item in text.split(","):
@@ -111,8 +111,8 @@ def parse_needs(text, where):
 def parse_catalogue(text, path=CATALOGUE):
     """[Entry] in file order; raises SelftestsError naming file:line."""
     entries = []
-    seen = {}
-    suites = {}
+    seen: dict = {}
+    suites: dict = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -185,7 +185,7 @@ def for_dir(entries, d):
 
 def meson_tests(entries):
     """(name, suites, Meson timeout) per test, in catalogue order."""
-    out = {}
+    out: dict = {}
     for e in entries:
         suites = ["selftests-all"] + (["selftests"] if e.suite == "selftests"
                                       else [])
@@ -708,10 +708,10 @@ def run_one(name, install=None):
             return 0
         if why:
             return tap_skip(label, why)
-    d = [x for x in DIRS if os.path.isdir(os.path.join(install, x))]
-    if not d:
+    found = [x for x in DIRS if os.path.isdir(os.path.join(install, x))]
+    if not found:
         raise SelftestsError(f"{install}: no vm or mm directory")
-    d = d[0]
+    d = found[0]
     entries = for_dir(load_catalogue(), d)
     label = f"selftests: {d}: {name}"
     if name not in entries:
@@ -816,6 +816,7 @@ def run_runner(e, d, base, label, known):
             subprocess.Popen(cmd, cwd=base, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT) as proc:
         reaper.spare = proc.pid
+        assert proc.stdout is not None
         # Lines end at \n only: a progress line's \r (khugepaged) would
         # otherwise start a line without the runner's "# ".
         for raw in proc.stdout:

@@ -143,7 +143,7 @@ def resources(rundir, env, topo_name, mem_overhead):
 def group_cells(rundir, env, cells, mem_overhead):
     """[(kernel, cpus, mem_mib, [cells])] in plan order: one array per kernel,
     split only where its cells need different resources."""
-    groups = {}
+    groups: dict = {}
     for cell in cells:
         cpus, mem = resources(rundir, env, cell[1], mem_overhead)
         groups.setdefault((cell[0], cpus, mem), []).append(cell)

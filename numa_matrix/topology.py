@@ -8,7 +8,7 @@ line: run-guest turns a Topology into QEMU arguments.
 
 import os
 import re
-from typing import List, Optional
+from typing import List, NoReturn, Optional
 
 from . import QEMU_TOPOLOGIES
 from .errors import UsageError
@@ -171,7 +171,7 @@ def format_size(mib):
 
 
 def parse_cpulist(text):
-    cpus = []
+    cpus: list[int] = []
     for part in text.split(","):
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if not m:
@@ -185,7 +185,7 @@ def parse_cpulist(text):
 
 
 def format_cpulist(cpus):
-    runs = []
+    runs: list[list[int]] = []
     for c in sorted(cpus):
         if runs and c == runs[-1][1] + 1:
             runs[-1][1] = c
@@ -231,7 +231,7 @@ class _Parser:
         self.rows = {}              # node id -> (lineno, [distances])
         self.cpu_owner = {}         # cpu -> (node id, lineno)
 
-    def error(self, lineno, msg, fix=None):
+    def error(self, lineno, msg, fix=None) -> NoReturn:
         raise TopologyError(self.path, lineno, msg, fix)
 
     def parse(self):
