@@ -92,7 +92,6 @@
 #define NSHARED		3
 #define CHECKS		9
 #define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
-#define SPLIT		"/sys/kernel/debug/split_huge_pages"
 
 enum op { OP_MLOCK, OP_MUNLOCK, OP_MLOCKALL, OP_REMAP, OP_EXIT, OP_MOVE, OP_MBIND,
 	  OP_MIGRATE, OP_COMPACT, OP_SPLIT, NOPS };
@@ -242,13 +241,10 @@ static size_t thp_len;
 static void split_some(struct worker_res *r, unsigned long *s)
 {
 	size_t huge = g.hpage, n = thp_len / huge, first = next_rand(s) % n;
-	char req[96];
 
 	if (!thp_area || !g.can_split)
 		return;
-	snprintf(req, sizeof(req), "%d,0x%lx,0x%lx", getpid(),
-		 (unsigned long)thp_area + first * huge, (unsigned long)thp_area + (first + 1) * huge);
-	if (nt_file_write(SPLIT, req))
+	if (nt_thp_split(getpid(), thp_area + first * huge, thp_area + (first + 1) * huge))
 		fail(r, "split_huge_pages", -EIO);
 }
 
@@ -431,9 +427,9 @@ static void detect_thp(void)
 	if (!nt_file_read_line(THP_DIR "/hpage_pmd_size", text, sizeof(text)) &&
 	    !nt_file_read_choice(THP_DIR "/enabled", mode, sizeof(mode)) && strcmp(mode, "never"))
 		g.hpage = strtoul(text, NULL, 10);
-	g.can_split = g.hpage && !access(SPLIT, W_OK);
+	g.can_split = g.hpage && !access(NT_THP_SPLIT, W_OK);
 	nt_tap_diag("THP areas: %s; THP splits: %s", g.hpage ? "yes" : "no (THP off here)",
-		    g.can_split ? "yes" : "no (no " SPLIT ")");
+		    g.can_split ? "yes" : "no (no " NT_THP_SPLIT ")");
 }
 
 /* One CPU of each node with CPUs, then any others, up to MAX_WORKERS; at least two. */

@@ -87,12 +87,10 @@ static struct {
 static void __attribute__((noreturn)) racer(struct racer *r)
 {
 	double until;
-	cpu_set_t one;
+	int err = nt_run_on_cpu(r->cpu);
 
-	CPU_ZERO(&one);
-	CPU_SET(r->cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one)) {
-		r->err = errno;
+	if (err) {
+		r->err = -err;
 		r->call = "sched_setaffinity";
 		_exit(1);
 	}
@@ -114,23 +112,6 @@ static void __attribute__((noreturn)) racer(struct racer *r)
 		r->rounds++;
 	}
 	_exit(0);
-}
-
-/* The first two CPUs this task may run on; false when there are fewer. */
-static bool two_cpus(int *a, int *b)
-{
-	cpu_set_t mine;
-	int cpu, n = 0;
-
-	if (sched_getaffinity(0, sizeof(mine), &mine))
-		nt_tap_bail("sched_getaffinity: %s", strerror(errno));
-	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
-		if (!CPU_ISSET(cpu, &mine))
-			continue;
-		*(n ? b : a) = cpu;
-		n++;
-	}
-	return n == 2;
 }
 
 /* Runs the two racers to their end; true when both ran and no call failed. */
@@ -287,7 +268,7 @@ int main(int argc, char **argv)
 	if (g.sh == MAP_FAILED || g.area == MAP_FAILED)
 		nt_tap_bail("mmap: %s", strerror(errno));
 	memset(g.sh, 0, sizeof(*g.sh));
-	if (!two_cpus(&g.sh->r[0].cpu, &g.sh->r[1].cpu))
+	if (nt_two_cpus(&g.sh->r[0].cpu, &g.sh->r[1].cpu))
 		nt_tap_skip_all("needs two CPUs: the race is between two CPUs' mlock batches");
 	memset(g.area, 0x5a, g.len);
 	nt_tap_plan(6);

@@ -50,7 +50,6 @@
 
 #define THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
 #define THP_SIZE	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
-#define SPLIT		"/sys/kernel/debug/split_huge_pages"
 #define CHECKS		(1 + 7 + 5 + 5 + 4)
 
 static char saved_mode[32];
@@ -127,14 +126,10 @@ static void check_halves(const struct nt_lk *lk, const struct nt_area *a, size_t
 
 static void split(const struct nt_area *a, size_t hpage)
 {
-	char req[96];
-	int err;
+	int err = nt_thp_split(getpid(), a->addr, a->addr + hpage);
 
-	snprintf(req, sizeof(req), "%d,0x%lx,0x%lx", getpid(), (unsigned long)a->addr,
-		 (unsigned long)a->addr + hpage);
-	err = nt_file_write(SPLIT, req);
 	if (err)
-		nt_tap_bail("writing \"%s\" to %s: %s", req, SPLIT, strerror(-err));
+		nt_tap_bail("writing to %s: %s", NT_THP_SPLIT, strerror(-err));
 }
 
 static void run(const struct nt_topology *t, size_t len, size_t hpage)
@@ -223,8 +218,8 @@ int main(int argc, char **argv)
 	if (nt_file_read_line(THP_SIZE, text, sizeof(text)) ||
 	    nt_file_read_choice(THP_ENABLED, mode, sizeof(mode)))
 		nt_tap_skip_all("no transparent huge pages here (%s)", THP_ENABLED);
-	if (access(SPLIT, W_OK))
-		nt_tap_skip_all("no %s (debugfs not mounted, or no CONFIG_DEBUG_FS)", SPLIT);
+	if (access(NT_THP_SPLIT, W_OK))
+		nt_tap_skip_all("no %s (debugfs not mounted, or no CONFIG_DEBUG_FS)", NT_THP_SPLIT);
 	hpage = strtoul(text, NULL, 10);
 	if (!strcmp(mode, "never")) {
 		snprintf(saved_mode, sizeof(saved_mode), "%s", mode);

@@ -2,15 +2,17 @@
 """run-mutants: build a kernel per planted bug and show which NUMA tests catch it.
 
 Each *.patch in this directory is one mutant: a small bug planted on purpose
-in the pristine Debian linux-source-6.1 tree, never part of the series. For
-every mutant this script makes a one-patch series of its own (a directory
-under $NUMA_MATRIX_CACHE/mutants/<name>/ holding `series` and the patch, and
-no series.config: the mutant needs none of the series' options), builds it
-with kernel-series/build-kernel --series-dir (cached like any variant), and
+in the pristine Debian linux-source-6.1 tree, never part of the series; each
+*.patch in its linux-source-6.12/ folder one planted in linux-source-6.12.
+For every mutant this script makes a one-patch series of its own (a
+directory under $NUMA_MATRIX_CACHE/mutants/<name>/ holding `series` and the
+patch, and no series.config: the mutant needs none of the series' options),
+builds it on its source with kernel-series/build-kernel SOURCE+DIR (cached
+like any variant), and
 runs every test of the NUMA suite in a guest of its own on it: a test never
 sees what an earlier test's run did to the kernel, so a failure is that
-test's. The same runs on the baseline kernel first: a test that fails there
-cannot catch anything and is reported, not counted.
+test's. The same runs on the baseline kernel of the mutant's source first: a
+test that fails there cannot catch anything and is reported, not counted.
 
 A mutant is caught by a test that passes on the baseline and, on the
 mutant, reports a "not ok" that is not an expected failure (TODO), bails
@@ -26,7 +28,7 @@ Exits 1 when a mutant was not caught.
     kernel-series/mutants/run-mutants                    # every mutant
     kernel-series/mutants/run-mutants 01 08              # names starting so
     kernel-series/mutants/run-mutants --tests lock_methods,migrate_locked
-    kernel-series/mutants/run-mutants --render --doc docs/test-matrix.md
+    kernel-series/mutants/run-mutants --render --doc results/mutants/mutants.md
 
 The test binaries come from the Meson build dir (./numa-matrix setup; meson
 compile -C build), the tests from its 'numa' suite.
@@ -50,6 +52,8 @@ from numa_matrix.types import EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GUEST_EXITS
 from numa_matrix.util import atomic_write, run_child, terminate_as_interrupt
 
 HERE = os.path.join(TOP, "kernel-series", "mutants")
+# Mutants of another source than linux-source-6.1 live in a folder named after it.
+SOURCES = {"": ("baseline", "baseline"), "linux-source-6.12": ("linux-source-6.12", "6.12-baseline")}
 
 BEGIN = "<!-- mutants table -->"
 END = "<!-- end of mutants table -->"
@@ -65,10 +69,21 @@ class MutantsError(NumaMatrixError):
 
 
 def mutants(prefixes):
-    names = sorted(f[:-len(".patch")] for f in os.listdir(HERE) if f.endswith(".patch"))
+    """Mutant names: NN-what, or SOURCE/NN-what for another source than 6.1."""
+    names = []
+    for sub in SOURCES:
+        d = os.path.join(HERE, sub)
+        names += sorted(os.path.join(sub, f[:-len(".patch")]) for f in os.listdir(d)
+                        if f.endswith(".patch"))
     if prefixes:
-        names = [n for n in names if any(n.startswith(p) for p in prefixes)]
+        names = [n for n in names
+                 if any(os.path.basename(n).startswith(p) or n.startswith(p) for p in prefixes)]
     return names
+
+
+def source_of(name):
+    """(build-kernel base spec, record name of its baseline) of a mutant."""
+    return SOURCES[os.path.dirname(name)]
 
 
 def describe(name):
@@ -88,7 +103,8 @@ def series_dir(name):
     os.makedirs(d, exist_ok=True)
     shutil.copy2(os.path.join(HERE, name + ".patch"), d)
     with open(os.path.join(d, "series"), "w") as f:
-        f.write(f"# mutant {name}, made by kernel-series/mutants/run-mutants\n{name}.patch\n")
+        f.write(f"# mutant {name}, made by kernel-series/mutants/run-mutants\n"
+                f"{os.path.basename(name)}.patch\n")
     return d
 
 
@@ -212,16 +228,23 @@ def run_kernel(rec, name, image, description, tests, topology, timeout):
 
 
 def rows(data):
-    """(mutant, description, catching tests) from the record."""
-    base = data["kernels"].get("baseline", {}).get("results", {})
-    broken = {t for t, r in base.items() if r["verdict"] not in ("pass", "skip")}
-    out = []
+    """(mutant, description, catching tests) from the record, and the tests
+    failing on a baseline (as "test (baseline)")."""
+    baselines = {b for _, b in SOURCES.values()}
+    out, broken = [], set()
+    for b in baselines:
+        base = data["kernels"].get(b, {}).get("results", {})
+        broken |= {f"{t} ({b})" for t, r in base.items()
+                   if r["verdict"] not in ("pass", "skip")}
     for name in sorted(data["kernels"]):
-        if name == "baseline":
+        if name in baselines:
             continue
+        b = source_of(name)[1] if os.path.dirname(name) in SOURCES else "baseline"
+        base = data["kernels"].get(b, {}).get("results", {})
         k = data["kernels"][name]
         catching = [f"{t} ({r['detail']})" for t, r in sorted(k["results"].items())
-                    if r["verdict"] == "fail" and t not in broken and t in base]
+                    if r["verdict"] == "fail" and t in base
+                    and base[t]["verdict"] in ("pass", "skip")]
         out.append((name, k["description"], catching, len(k["results"])))
     return out, broken
 
@@ -230,7 +253,7 @@ def table(data):
     out, broken = rows(data)
     base = data["kernels"].get("baseline", {}).get("results", {})
     lines = [f"One guest per test, {data['topology']}, {data['flavour']} flavour; "
-             f"{len(base)} tests run on the baseline kernel"
+             f"{len(base)} tests run on the baseline kernel of each source"
              + (f", of which {', '.join(sorted(broken))} failed there and count for "
                 "nothing" if broken else ", all passing or skipping there") + ".", "",
              "| mutant | planted bug | failing tests | caught |", "|---|---|---|---|"]
@@ -275,12 +298,13 @@ def main():
             if not names:
                 raise UsageError("no mutant matches")
             tests = suite_tests(args.build_dir, args.tests.split(",") if args.tests else None)
-            base_img = build(["baseline", "--flavour", args.flavour], "baseline")
-            run_kernel(rec, "baseline", base_img, "no patch", tests,
-                       args.topology, args.timeout)
+            for spec, base in sorted({source_of(n) for n in names}):
+                base_img = build([spec, "--flavour", args.flavour], base)
+                run_kernel(rec, base, base_img, "no patch", tests,
+                           args.topology, args.timeout)
             for name in names:
-                img = build(["--series-dir", series_dir(name), "--patches", "1",
-                             "--flavour", args.flavour], name)
+                spec = f"{source_of(name)[0]}+{series_dir(name)}"
+                img = build([spec, "--flavour", args.flavour], name)
                 run_kernel(rec, name, img, describe(name), tests,
                            args.topology, args.timeout)
         out, broken = rows(rec.data)

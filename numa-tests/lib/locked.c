@@ -845,3 +845,44 @@ size_t nt_thp_size(const char **why)
 	*why = size ? NULL : "no PMD size in " THP_DIR "/hpage_pmd_size";
 	return size;
 }
+
+int nt_thp_split(pid_t pid, const void *start, const void *end)
+{
+	char req[96];
+
+	snprintf(req, sizeof(req), "%d,0x%lx,0x%lx", (int)pid, (unsigned long)start,
+		 (unsigned long)end);
+	return nt_file_write(NT_THP_SPLIT, req);
+}
+
+void nt_in_child_on_cpu(int cpu, unsigned int checks, const char *what, void (*fn)(void *arg),
+			void *arg)
+{
+	unsigned int until = nt_tap_count() + checks;
+	pid_t pid = nt_tap_fork();
+	int err;
+
+	if (pid < 0)
+		nt_tap_bail("fork: %s", strerror(errno));
+	if (!pid) {
+		err = nt_run_on_cpu(cpu);
+		if (err)
+			nt_tap_bail("pinning to CPU %d: %s", cpu, strerror(-err));
+		fn(arg);
+		_exit(0);
+	}
+	nt_tap_wait(pid, until, what);
+}
+
+void nt_lk_map_populated(struct nt_region *r, size_t len, size_t align,
+			 const struct nt_policy *pol)
+{
+	int err = nt_set_task_policy(pol);
+
+	if (!err)
+		err = nt_region_map(r, NT_PRIVATE_ANON, len, align, MAP_LOCKED | MAP_POPULATE);
+	if (!err)
+		err = nt_set_task_policy(NULL);
+	if (err)
+		nt_tap_bail("mapping %zu kB locked and populated: %s", len >> 10, strerror(-err));
+}

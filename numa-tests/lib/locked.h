@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "area.h"
 #include "counters.h"
@@ -267,6 +268,13 @@ void nt_lk_in_child_on(const struct nt_topology *t, int cpu_node, size_t len,
 		       void (*fn)(const struct nt_topology *t, size_t len, int local_node,
 				  void *arg),
 		       void *arg);
+/*
+ * Runs fn(arg) in a child pinned to cpu that must report exactly checks
+ * subtests, and waits for it; for tests that race two CPUs of their own
+ * choosing (nt_two_cpus()).
+ */
+void nt_in_child_on_cpu(int cpu, unsigned int checks, const char *what, void (*fn)(void *arg),
+			void *arg);
 /* The same with transparent huge pages allowed in the child when thp is set. */
 void nt_lk_in_child_thp(const struct nt_topology *t, int cpu_node, bool thp, size_t len,
 			unsigned int checks, const char *what,
@@ -282,6 +290,16 @@ void nt_lk_map(struct nt_lk *lk, enum nt_kind kind, size_t len, const struct nt_
 	       bool lock, int local_node, struct nt_vma *vma);
 
 /*
+ * Maps len bytes of private anonymous memory aligned to align as r, locked
+ * and populated by mmap() (MAP_LOCKED | MAP_POPULATE) with pol as the task
+ * policy: mmap() faults the pages in before an mbind() could apply. Whether
+ * they are huge pages is the THP mode's and the process's choice. Bails on
+ * errors.
+ */
+void nt_lk_map_populated(struct nt_region *r, size_t len, size_t align,
+			 const struct nt_policy *pol);
+
+/*
  * Maps len bytes (a multiple of hpage) of private anonymous memory aligned to
  * hpage with MADV_HUGEPAGE, applies pol, mlocks it (populating it with huge
  * pages), models its VMA, and sets lk->thp_pages. Bails on errors. The
@@ -294,5 +312,15 @@ void nt_lk_map_thp(struct nt_lk *lk, size_t len, size_t hpage, const struct nt_p
  * why there are none for MADV_HUGEPAGE here (no THP, or THP "never").
  */
 size_t nt_thp_size(const char **why);
+
+/* debugfs' way to split the huge pages of a range (CONFIG_DEBUG_FS, mounted). */
+#define NT_THP_SPLIT	"/sys/kernel/debug/split_huge_pages"
+/*
+ * Splits every transparent huge page mapped in [start, end) of process pid
+ * into base pages ("PID,0xSTART,0xEND"). A huge page the kernel cannot split
+ * (an extra reference on it, say) stays whole, and that is not an error:
+ * look at the pages afterwards. 0, or -errno of the write.
+ */
+int nt_thp_split(pid_t pid, const void *start, const void *end);
 
 #endif

@@ -168,6 +168,31 @@ int nt_affinity_restore(const cpu_set_t *saved)
 	return set_affinity(saved);
 }
 
+int nt_two_cpus(int *a, int *b)
+{
+	cpu_set_t mine;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(mine), &mine))
+		return -errno;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++) {
+		if (!CPU_ISSET(cpu, &mine))
+			continue;
+		*(n ? b : a) = cpu;
+		n++;
+	}
+	return n == 2 ? 0 : -ENODEV;
+}
+
+int nt_run_on_cpu(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return set_affinity(&one);
+}
+
 /* node's row of the SLIT: "10 20 20 20" in nodeN/distance, one value per online node. */
 static int distance_row(int node, const struct nt_nodemask *online, struct nt_distances *d)
 {

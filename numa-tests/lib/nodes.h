@@ -37,6 +37,13 @@ int nt_run_on_node(int node, cpu_set_t *saved);
 int nt_pin_cpu(int node, cpu_set_t *saved);
 int nt_affinity_restore(const cpu_set_t *saved);
 /*
+ * The first two CPUs this task may run on, for tests that race two CPUs:
+ * 0, -ENODEV when it may run on fewer than two, or -errno.
+ */
+int nt_two_cpus(int *a, int *b);
+/* Pins the current task to cpu. 0 or -errno. */
+int nt_run_on_cpu(int cpu);
+/*
  * The machine's SLIT distances between online nodes, read once from
  * /sys/devices/system/node/nodeN/distance; NULL when they cannot be read.
  */
