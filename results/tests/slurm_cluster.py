@@ -460,8 +460,8 @@ def the_test(t, cluster, tmp, bench, first_bound, built):
          "\n".join(f"local: {x}\nslurm: {y}" for x, y in zip(a, b) if x != y))
     out = run([MATRIX, "compare", local, rundir])
     t.ok(out.returncode == 0 and
-         len(re.findall(rf"^(1node|2node) +interleave +{KERNEL} ",
-                        out.stdout, re.M)) == 2,
+         len(re.findall(rf"^{KERNEL} on (1node|2node)\n  interleave +[0-9.]+ +"
+                        r"[0-9.]+ +[-+][0-9.]+%", out.stdout, re.M)) == 2,
          "matrix compare works across a local run and a Slurm run",
          out.stdout + out.stderr)
     t.note(out.stdout)
