@@ -35,3 +35,33 @@ def cache_root():
         base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
         root = os.path.join(base, "numa-matrix")
     return os.path.abspath(root)
+
+
+# The Meson build dir's layout, as meson.build makes it: where the benchmark
+# and the cost model plugin are. Only these lines know it.
+BENCH_IN_BUILD = os.path.join("numa-tests", "bench", "timedmunlock")
+COST_MODEL_IN_BUILD = os.path.join("qemu-topologies", "cost-model",
+                                   "costmodel.so")
+
+
+def build_dir():
+    """The Meson build dir: $NUMA_MATRIX_BUILD, else build/ in the checkout
+    (what ./numa-matrix setup makes)."""
+    return os.path.abspath(os.environ.get("NUMA_MATRIX_BUILD") or
+                           os.path.join(TOP, "build"))
+
+
+def bench_in(build):
+    return os.path.join(os.path.abspath(build), BENCH_IN_BUILD)
+
+
+def cost_model_in(build):
+    return os.path.join(os.path.abspath(build), COST_MODEL_IN_BUILD)
+
+
+def build_of_bench(bench):
+    """The build dir a timedmunlock path is in, or None if it is not at
+    its place in one."""
+    bench = os.path.abspath(bench)
+    suffix = os.sep + BENCH_IN_BUILD
+    return bench[:-len(suffix)] if bench.endswith(suffix) else None

@@ -17,70 +17,76 @@ stays beyond it (a history with merges is walked in git rev-list
 --topo-order).
 """
 
+import json
 import os
 import re
 import subprocess
 import time
+from typing import Dict, List
 
 from . import BUILD_KERNEL, kernelspec
 from . import matrix as mx
+from .errors import UsageError
+from .rundir import cell_path, load_env, read_cell, write_env
+from .types import BisectRequest
+from .util import atomic_write, run_child
 
 
 def threshold(text):
     m = re.fullmatch(r"(\d+(?:\.\d+)?)%?", text or "")
     if not m or float(m.group(1)) <= 0:
-        raise mx.Failure(f"--threshold {text}: give a percentage above 0, "
+        raise UsageError(f"--threshold {text}: give a percentage above 0, "
                          "e.g. 5%")
     return float(m.group(1))
 
 
-def commit_plans(args):
+def commit_plans(good_spec, bad_spec, flavour):
     """The good commit, each commit after it up to bad: their plans."""
-    try:
-        good = kernelspec.one(args.good, args.flavour)
-        bad = kernelspec.one(args.bad, args.flavour)
-        for what, p in (("--good", good), ("--bad", bad)):
-            if p["kind"] != "git":
-                raise mx.Failure(f"{what} {p['spec_text']}: bisect walks the "
-                                 "commits of a git tree: give GITDIR@COMMIT")
-        if good["source"]["gitdir"] != bad["source"]["gitdir"]:
-            raise mx.Failure("--good and --bad are in different git "
-                             f"repositories ({good['source']['repo']}, "
-                             f"{bad['source']['repo']}): give two commits of "
-                             "one tree")
-        # The range, with good's series (if any) on every commit.
-        spec = kernelspec.parse(args.good)
-        spec.rev, spec.range = None, (good["commit"], bad["commit"])
-        return kernelspec.kernels(spec, args.flavour)
-    except kernelspec.SpecError as e:
-        raise mx.Failure(str(e)) from None
+    good = kernelspec.one(good_spec, flavour)
+    bad = kernelspec.one(bad_spec, flavour)
+    for what, p in (("--good", good), ("--bad", bad)):
+        if p.kind != "git":
+            raise UsageError(f"{what} {p.spec_text}: bisect walks the "
+                             "commits of a git tree: give GITDIR@COMMIT")
+    if good.source.gitdir != bad.source.gitdir:
+        raise UsageError("--good and --bad are in different git "
+                         f"repositories ({good.source['repo']}, "
+                         f"{bad.source['repo']}): give two commits of "
+                         "one tree")
+    # The range, with good's series (if any) on every commit.
+    spec = kernelspec.parse(good_spec)
+    spec.rev, spec.range = None, (good.commit, bad.commit)
+    return kernelspec.kernels(spec, flavour)
 
 
 def cost(rundir, topo, scenario, label):
     """Instructions (guest ns under icount) per page, the minimum over the
     cell's iterations."""
-    c = mx.read_cell(mx.cell_path(rundir, topo, scenario, label))
+    c = read_cell(cell_path(rundir, topo, scenario, label))
     return min(c["seconds"]) / c["pages"] * 1e9
 
 
 class Bisect:
-    def __init__(self, args, plans, limit):
-        self.args, self.plans, self.limit = args, plans, limit
-        self.costs = {}
-        self.lines = []
+    def __init__(self, req: BisectRequest, plans):
+        self.req, self.plans, self.limit = req, plans, req.threshold
+        c = req.cells
+        self.params, self.scenario = c.params, c.scenario
+        self.scenarios = {c.scenario: mx.SCENARIOS[c.scenario]}
+        self.costs: Dict[int, float] = {}
+        self.lines: List[str] = []
         good = plans[0]
-        if args.run_dir:
-            self.rundir = os.path.abspath(args.run_dir)
+        if c.run_dir:
+            self.rundir = os.path.abspath(c.run_dir)
         else:
             self.rundir = os.path.join(
-                args.results, good["source_version"],
+                os.path.abspath(c.results), kernelspec.kernel_version(good),
                 time.strftime("%Y%m%d-%H%M%S") + "-bisect")
         os.makedirs(self.rundir, exist_ok=True)
         # {name: path}: the machine by catalogue name or by a file's path.
-        self.topos = mx.select_topologies(args.topology, self.rundir)
+        self.topos = mx.select_topologies(c.topology, self.rundir)
         self.topo = next(iter(self.topos))
-        self.env = mx.write_env(self.rundir, args, {}, self.topos,
-                                [args.scenario])
+        self.env = write_env(self.rundir, self.params, {}, self.topos,
+                             self.scenarios)
 
     def say(self, line):
         print(line, flush=True)
@@ -91,25 +97,26 @@ class Bisect:
         if i in self.costs:
             return self.costs[i]
         p = self.plans[i]
-        label, a = p["label"], self.args
-        mx.log(f"commit {label} ({p['subject']}): building")
-        out = subprocess.run([BUILD_KERNEL, p["spec"], "--flavour", a.flavour],
+        label, scenario = p.label, self.scenario
+        mx.log(f"commit {label} ({p.subject}): building")
+        out = run_child([BUILD_KERNEL, p.spec, "--flavour",
+                              self.params.flavour],
                              stdout=subprocess.PIPE, text=True, check=False)
         if out.returncode != 0:
-            raise mx.Failure(f"building commit {label} failed (see above); "
+            raise mx.MatrixError(f"building commit {label} failed (see above); "
                              f"what was measured is kept in {self.rundir}")
-        self.env = mx.write_env(self.rundir, a, {label: p}, self.topos,
-                                [a.scenario])
-        path = mx.cell_path(self.rundir, self.topo, a.scenario, label)
+        self.env = write_env(self.rundir, self.params, {label: p}, self.topos,
+                             self.scenarios)
+        path = cell_path(self.rundir, self.topo, scenario, label)
         if not os.path.exists(path):
-            mx.log(f"commit {label}: {a.scenario} on {self.topo}")
+            mx.log(f"commit {label}: {scenario} on {self.topo}")
             ok, reason = mx.run_cell(self.env, self.rundir, label, self.topo,
-                                     a.scenario)
+                                     scenario)
             if not ok:
-                raise mx.Failure(f"commit {label}: the benchmark failed: "
+                raise mx.MatrixError(f"commit {label}: the benchmark failed: "
                                  f"{reason} (see {path[:-4]}.failed); what "
                                  f"was measured is kept in {self.rundir}")
-        self.costs[i] = cost(self.rundir, self.topo, a.scenario, label)
+        self.costs[i] = cost(self.rundir, self.topo, scenario, label)
         return self.costs[i]
 
     def change(self, i):
@@ -123,14 +130,14 @@ class Bisect:
         p = self.plans[i]
         verdict = "" if what in ("good", "bad") else \
             ("differs" if differs else "same")
-        self.say(f"  {what:<7} {p['label']:<12}  {c:8.1f}  {ch:+8.2f}%  "
-                 f"{verdict:<7}  {p['subject']}")
+        self.say(f"  {what:<7} {p.label:<12}  {c:8.1f}  {ch:+8.2f}%  "
+                 f"{verdict:<7}  {p.subject}")
         return differs
 
     def run(self):
-        a, plans = self.args, self.plans
-        self.say(f"bisect: {len(plans)} commits, {plans[0]['label']} (good) .. "
-                 f"{plans[-1]['label']} (bad); {a.scenario} on {self.topo}, "
+        a, plans = self.params, self.plans
+        self.say(f"bisect: {len(plans)} commits, {plans[0].label} (good) .. "
+                 f"{plans[-1].label} (bad); {self.scenario} on {self.topo}, "
                  f"icount, {a.iterations} x {a.size}, {a.flavour}; threshold "
                  f"{self.limit:g}%")
         self.say(f"  {'step':<7} {'commit':<12}  {'ns/page':>8}  {'vs good':>9}"
@@ -151,34 +158,34 @@ class Bisect:
                 lo = mid
         first = plans[hi]
         self.say(f"first commit whose cost per page differs from good by more "
-                 f"than {self.limit:g}%: {first['commit']} "
-                 f"\"{first['subject']}\" ({self.change(hi):+.2f}%; ns/page "
+                 f"than {self.limit:g}%: {first.commit} "
+                 f"\"{first.subject}\" ({self.change(hi):+.2f}%; ns/page "
                  "is the minimum over the iterations: instructions under "
                  "icount)")
         return first
 
     def finish(self):
         """Columns in commit order, the report, the log of the steps."""
-        env = mx.load_env(self.rundir)
-        order = [p["label"] for p in self.plans if p["label"] in env["kernels"]]
+        env = load_env(self.rundir)
+        order = [p.label for p in self.plans if p.label in env["kernels"]]
         env["kernels"] = {k: env["kernels"][k] for k in order}
-        env["bisect"] = {"good": self.args.good, "bad": self.args.bad,
+        env["bisect"] = {"good": self.req.good, "bad": self.req.bad,
                          "threshold_percent": self.limit,
                          "topology": self.topo,
-                         "scenario": self.args.scenario}
-        mx.atomic_write(os.path.join(self.rundir, "env.json"),
-                        mx.json.dumps(env, indent=2) + "\n")
-        mx.atomic_write(os.path.join(self.rundir, "bisect.txt"),
-                        "\n".join(self.lines) + "\n")
+                         "scenario": self.scenario}
+        atomic_write(os.path.join(self.rundir, "env.json"),
+                     json.dumps(env, indent=2) + "\n")
+        atomic_write(os.path.join(self.rundir, "bisect.txt"),
+                     "\n".join(self.lines) + "\n")
         report = mx.finish_run(self.rundir)
         mx.log(f"steps: {os.path.join(self.rundir, 'bisect.txt')}; report: "
                f"{report}")
 
 
-def cmd_bisect(args):
-    limit = threshold(args.threshold)
-    mx.one_cell_args(args, "icount")
-    b = Bisect(args, commit_plans(args), limit)
+def bisect(req: BisectRequest):
+    """results/matrix bisect: 0 when a commit was named, 1 when bad is
+    within the threshold of good."""
+    b = Bisect(req, commit_plans(req.good, req.bad, req.cells.params.flavour))
     try:
         first = b.run()
     except KeyboardInterrupt:
@@ -187,20 +194,3 @@ def cmd_bisect(args):
         return 130
     b.finish()
     return 0 if first else 1
-
-
-def add_parser(sub):
-    p = sub.add_parser("bisect", help="the first commit of a git range whose "
-                       "cost per page differs from good (icount)",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--good", required=True, metavar="GITDIR@COMMIT",
-                   help="the commit to compare against (older)")
-    p.add_argument("--bad", required=True, metavar="GITDIR@COMMIT",
-                   help="a later commit of the same tree whose cost differs")
-    p.add_argument("--threshold", default="5%",
-                   help="how far from good counts as changed (default 5%%)")
-    mx.add_one_cell(p, "per commit (default 3: icount repeats)")
-    p.add_argument("--run-dir", help="where the cells go (default: "
-                   "results/<version>/<id>-bisect); an existing one is "
-                   "reused, its measured commits not run again")
-    return p

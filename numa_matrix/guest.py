@@ -12,32 +12,37 @@ kernel console goes to a log. Exit status: the command's, or
   123  the kernel panicked, oopsed or printed a splat (WARNING:, BUG:, lockdep)
   124  the guest did not finish within --timeout
   125  the guest could not be run (bad topology, no kernel, QEMU failed)
-QEMU's command line is built here and nowhere else (qemu_command()).
+(types.EXIT_*). QEMU's command line is built here and nowhere else
+(qemu_command()). The command line becomes a types.GuestRequest in main();
+below it, run() and boot() take that request and return a
+types.GuestResult, which --record writes out for the program that started
+run-guest.
 """
 
 import argparse
 import ctypes
+import dataclasses
 import json
 import os
 import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import (QEMU_TOPOLOGIES, TOP, cache_root, hostctl, initramfs, kernels,
-               kernelspec, topology)
+from . import (QEMU_TOPOLOGIES, TOP, build_dir, cache_root, cost_model_in,
+               hostctl, initramfs, kernels, kernelspec, topology)
+from .errors import NumaMatrixError
+from .types import (EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, ONE_VCPU_CLOCKS,
+                    GuestRequest, GuestResult)
+from .util import atomic_write, host_facts, qemu_binary
 
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
-QEMU = os.environ.get("NUMA_MATRIX_QEMU", "qemu-system-x86_64")
+QEMU = qemu_binary()
 
-# Clocks that repeat: one vCPU under -icount (QEMU 7.2 hangs at SMP bring-up
-# with it). "model" adds the cost model plugin (docs/cost-model.md).
-ONE_VCPU_CLOCKS = ("icount", "model")
 # The run's share as guest-init mounts it, and the plugin's records in it.
 GUEST_SHARE = "/run/numa-matrix"
 MODEL_LOG = "model.log"
@@ -45,7 +50,11 @@ MODEL_LOG = "model.log"
 # marked regions (docs/profile.md), in the run directory.
 MODEL_PROFILE = "profile.txt"
 
-EXIT_SPLAT, EXIT_TIMEOUT, EXIT_SETUP = 123, 124, 125
+# Where the KVM device is (a stand-in in tests), and how long a probe boot
+# may take: a guest that has not reached its command by then is slow, not
+# proof that KVM cannot run it.
+KVM_DEVICE = os.environ.get("NUMA_MATRIX_KVM", "/dev/kvm")
+PROBE_TIMEOUT = 30
 
 # Kernel log lines that fail a run even when the command succeeded.
 SPLAT = re.compile(
@@ -58,8 +67,8 @@ SPLAT = re.compile(
     r"page dumped because|Unable to handle kernel")
 
 
-class SetupError(Exception):
-    pass
+class SetupError(NumaMatrixError):
+    """The guest cannot be run: run-guest exits 125 (EXIT_SETUP)."""
 
 
 def log(msg):
@@ -82,7 +91,7 @@ def keep_paths(argv, writable):
     wanted = [TOP, os.getcwd()]
     if os.sep in argv[0]:
         wanted.append(os.path.dirname(os.path.abspath(argv[0])))
-    keep = []
+    keep: list[str] = []
     for path in wanted:
         if under(path, GUEST_PRIVATE):
             raise SetupError(f"{path} is under {under(path, GUEST_PRIVATE)[0]}, "
@@ -97,40 +106,36 @@ def keep_paths(argv, writable):
 def resolve_kernel(spec, flavour):
     """The bzImage of one kernel spec (docs/kernel-specs.md), built
     already: run-guest looks kernels up and never builds one."""
-    try:
-        p = kernelspec.one(spec, flavour)
-        image = kernels.built_image(p)
-    except kernelspec.SpecError as e:
-        raise SetupError(str(e)) from None
-    except kernels.Failure as e:
-        raise SetupError(str(e)) from None
+    p = kernelspec.one(spec, flavour)
+    image = kernels.built_image(p)
     if not image:
-        raise SetupError(f"kernel {p['label']}/{flavour} is not built: run "
+        raise SetupError(f"kernel {p.label}/{flavour} is not built: run "
                          f"kernel-series/build-kernel {spec} --flavour {flavour}")
     return image
 
 
-def kernel_cmdline(args, topo):
+def kernel_cmdline(req):
+    topo = req.topology
     parts = ["console=ttyS0", "panic=-1", "oops=panic", "nokaslr"]
-    if args.root == "initramfs":
+    if req.root == "initramfs":
         parts.append("rdinit=/init")
     else:
         parts += ["root=root", "rootfstype=9p", "ro",
                   "rootflags=version=9p2000.L,trans=virtio,access=any,"
                   "msize=512000,cache=loose",
                   f"init={GUEST_INIT}"]
-    if topo.hotplug and topo.hotplug["slots"]:
+    if topo.hotplug and topo.hotplug.slots:
         parts.append("memhp_default_state=online")
-    if args.thp:
-        parts.append(f"transparent_hugepage={args.thp}")
-    if args.clock in ONE_VCPU_CLOCKS:
+    if req.thp:
+        parts.append(f"transparent_hugepage={req.thp}")
+    if req.clock in ONE_VCPU_CLOCKS:
         # The same addresses for the same program, boot to boot.
         parts.append("norandmaps")
-    if args.clock == "model":
+    if req.clock == "model":
         # One CPU: the kernel would patch its LOCK prefixes away, and the
         # model would see none of the atomics a multi-CPU machine pays for.
         parts.append("noreplace-smp")
-    parts.extend(args.append)
+    parts.extend(req.append)
     return " ".join(parts)
 
 
@@ -180,20 +185,17 @@ def numa_args(topo, binding=None):
                     out += ["-numa", f"dist,src={a},dst={b},"
                             f"val={topo.distances[a][b]}"]
     for h in topo.hmat:
-        base = (f"hmat-lb,initiator={h['initiator']},target={h['target']},"
+        base = (f"hmat-lb,initiator={h.initiator},target={h.target},"
                 "hierarchy=memory")
-        out += ["-numa", f"{base},data-type=access-latency,latency={h['latency']}",
+        out += ["-numa", f"{base},data-type=access-latency,latency={h.latency}",
                 "-numa", f"{base},data-type=access-bandwidth,"
-                f"bandwidth={h['bandwidth']}"]
+                f"bandwidth={h.bandwidth}"]
     return out
 
 
 def cost_model_plugin():
     """The cost model plugin Meson built, or a SetupError saying how to get it."""
-    path = os.environ.get("NUMA_MATRIX_COSTMODEL")
-    if not path:
-        build = os.environ.get("NUMA_MATRIX_BUILD") or os.path.join(TOP, "build")
-        path = os.path.join(build, "qemu-topologies", "cost-model", "costmodel.so")
+    path = os.environ.get("NUMA_MATRIX_COSTMODEL") or cost_model_in(build_dir())
     if not os.path.isfile(path):
         raise SetupError(f"the cost model plugin {path} is not built: run "
                          "'meson compile -C BUILD_DIR' (or set NUMA_MATRIX_BUILD "
@@ -229,7 +231,7 @@ def model_plugin_arg(topo, plugin, out, profile=None):
 
 def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
                  control=None, binding=None, plugin=None, shell=False,
-                 extra=(), initrd=None, profile=False):
+                 extra=(), initrd=None, profile=False, qmp=None):
     """The one place where a QEMU command line is put together. SHELL: the
     serial console is this terminal (a copy still goes to console.log);
     EXTRA: the user's --qemu-opts, last; INITRD: the guest's root, in place
@@ -239,11 +241,11 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
     mem = f"{topo.mem_mib}M"
     smp = f"{topo.ncpus}"
     hp = topo.hotplug
-    if hp and hp["slots"]:
-        mem += f",slots={hp['slots']},maxmem={hp['maxmem_mib']}M"
-    if hp and hp["maxcpus"]:
-        smp += f",maxcpus={hp['maxcpus']}"
-    slots = hp["maxcpus"] if hp and hp["maxcpus"] else topo.ncpus
+    if hp and hp.slots:
+        mem += f",slots={hp.slots},maxmem={hp.maxmem_mib}M"
+    if hp and hp.maxcpus:
+        smp += f",maxcpus={hp.maxcpus}"
+    slots = hp.maxcpus if hp and hp.maxcpus else topo.ncpus
     if slots > 1:
         # A socket per vCPU: by default QEMU puts them all in one socket with
         # one L3, and a kernel with CONFIG_BUG warns at boot that an LLC
@@ -296,6 +298,8 @@ def qemu_command(topo, kernel, cmdline, rundir, shares, accel, clock,
     for port in ("stdout", "stderr", "status"):
         cmd += ["-chardev", f"file,id={port},path={rundir}/{port}",
                 "-device", f"virtserialport,chardev={port},name=nm.{port}"]
+    if qmp:
+        cmd += qmp.qemu_args()
     if control:
         cmd += control.qemu_args()
     return cmd + list(extra)
@@ -437,7 +441,8 @@ def splats(console, allowed=None):
     """(lines, indexes of splat lines). Lines a test's allowance covers are
     appended to ALLOWED as (index, kind, why) instead."""
     lines = console.splitlines()
-    found, open_kinds = [], {}
+    found: list[int] = []
+    open_kinds: dict[str, str] = {}
     for i, line in enumerate(lines):
         m = TEST_LINE.match(line)
         if m:
@@ -479,127 +484,146 @@ def report_console(lines, marks, path):
     log(f"kernel log: {path}")
 
 
-def probe_verdict(rc):
-    """What a KVM probe boot's exit status says: True (KVM runs the guest),
-    False (QEMU could not run it on KVM: it stopped without the command's
-    status), None (no verdict on KVM: the kernel failed, or the guest was
-    too slow under load; such a result must not disable KVM for later
-    runs)."""
-    if rc == 0:
+def probe_verdict(result):
+    """What a KVM probe boot's end says: True (KVM runs the guest), False
+    (QEMU could not run it on KVM: it stopped without the command's status,
+    or the guest printed nothing at all, not even the firmware's first
+    bytes, before the probe's timeout), None (no verdict on KVM: the kernel
+    failed, or it was running but too slow under load; such a result must
+    not disable KVM for later runs)."""
+    if result.status == 0:
         return True
-    if rc == EXIT_SETUP:
+    if result.status == EXIT_SETUP:
+        return False
+    if result.status == EXIT_TIMEOUT and result.silent:
         return False
     return None
 
 
-def write_atomically(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+def probe_cache():
+    return os.path.join(cache_root(), "kvm-probe.json")
 
 
-def kvm_works(kernel, topo, cmdline):
-    """Probe once per host and QEMU: can this machine run the guest on KVM?
-    A clear answer is cached; an inconclusive probe is not."""
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+def kvm_works(req):
+    """Probe once per host kernel and QEMU: can this machine run REQ's
+    kernel on KVM? The probe boots it on REQ's machine with /bin/true as
+    the command. A clear answer is cached; an inconclusive probe is not."""
+    if not os.access(KVM_DEVICE, os.R_OK | os.W_OK):
+        log(f"no access to {KVM_DEVICE}: TCG")
         return False
-    version = subprocess.run([QEMU, "--version"], capture_output=True,
-                             text=True, check=False).stdout.split("\n")[0]
-    key = f"{version}|{os.uname().release}"
-    path = os.path.join(cache_root(), "kvm-probe.json")
+    h = host_facts(QEMU)
+    key = f"{h.qemu}|{h.host_kernel}"
+    path = probe_cache()
     try:
         with open(path) as f:
             cached = json.load(f)
         if cached.get("key") == key:
-            return cached["works"]
-    except (OSError, ValueError):
+            return bool(cached["works"])
+    except (OSError, ValueError, KeyError):
         pass
-    log("probing KVM with a short boot (result cached in " + path + ")")
-    probe = argparse.Namespace(topology=None, kernel=kernel, flavour=None,
-                               writable=[], timeout=30, clock="wall",
-                               keep=False, quiet=True, argv=["true"],
-                               keep_paths=[])
-    rc = boot(probe, topo, kernel, cmdline, "kvm")
-    works = probe_verdict(rc)
+    log(f"probing KVM with a short boot (result cached in {path})")
+    probe = GuestRequest(topology=req.topology, kernel=req.kernel,
+                         argv=["true"], accel="kvm", timeout=PROBE_TIMEOUT,
+                         quiet=True)
+    result = boot(probe)
+    works = probe_verdict(result)
     if works is None:
-        log(f"KVM probe inconclusive (run-guest exit {rc}: the kernel failed "
+        log(f"KVM probe inconclusive ({result.summary}: the kernel failed "
             "or the guest was slow): TCG for this run, nothing cached")
         return False
-    write_atomically(path, json.dumps({"key": key, "works": works}) + "\n")
-    log(f"KVM {'works' if works else 'does not work'} here")
+    atomic_write(path, json.dumps({"key": key, "works": works}) + "\n")
+    log("KVM works here" if works else
+        f"KVM does not work here ({result.summary}): TCG")
     return works
 
 
-def boot(args, topo, kernel, cmdline, accel):
+def run(req):
+    """Boot REQ's guest on the accelerator it asks for, "auto" decided
+    here: KVM if a probe boot works (wall clock only; icount and model are
+    TCG's), else TCG."""
+    accel = req.accel
+    if req.clock in ONE_VCPU_CLOCKS:
+        if accel == "kvm":
+            raise SetupError(f"--clock {req.clock} needs TCG, not KVM")
+        accel = "tcg"
+    elif accel == "auto":
+        accel = "kvm" if kvm_works(req) else "tcg"
+    return boot(dataclasses.replace(req, accel=accel))
+
+
+def boot(req):
+    """One guest, on REQ's accelerator (tcg or kvm): its GuestResult."""
+    if req.accel not in ("tcg", "kvm"):
+        raise SetupError(f"accelerator {req.accel!r}: boot() takes tcg or "
+                         "kvm (run() decides auto)")
     base = os.environ.get("NUMA_MATRIX_RUNS") or os.path.join(cache_root(), "runs")
     os.makedirs(base, exist_ok=True)
     rundir = tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=base)
-    shares = [os.path.abspath(p) for p in args.writable]
-    files = share_files(args.argv, shares, args.keep_paths, topo, args.clock,
-                        kernel, getattr(args, "env", ()),
-                        getattr(args, "shell", False), args.root)
+    shares = [os.path.abspath(p) for p in req.writable]
+    files = share_files(req.argv, shares, req.keep_paths, req.topology,
+                        req.clock, req.kernel, req.env, req.shell, req.root)
     initrd = None
-    if args.root == "initramfs":
+    if req.root == "initramfs":
         try:
             # guest-init binds the kept paths aside and back around its
             # fresh /tmp, as over 9p: they must exist in the initramfs.
-            initrd = initramfs.build(rundir, args.argv[0], files,
-                                     [os.getcwd()] + args.keep_paths)
-        except initramfs.InitramfsError as e:
+            initrd = initramfs.build(rundir, req.argv[0], files,
+                                     [os.getcwd()] + req.keep_paths)
+        except initramfs.InitramfsError:
             shutil.rmtree(rundir, ignore_errors=True)
-            raise SetupError(f"--root initramfs: {e}") from None
+            raise
     else:
         write_share(rundir, files)
     # Unix socket paths are limited to 108 bytes: a long run directory gets
     # a short socket directory of its own, removed with the guest.
     sockdir = rundir if len(rundir) < 80 else tempfile.mkdtemp(prefix="nm-")
     try:
-        return run_qemu(args, topo, kernel, cmdline, accel, rundir, shares,
-                        sockdir, initrd)
+        return run_qemu(req, rundir, shares, sockdir, initrd)
     finally:
         if sockdir != rundir:
             shutil.rmtree(sockdir, ignore_errors=True)
 
 
-def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
-             initrd=None):
-    binding = host_binding(topo, host_memory_nodes()) if accel == "kvm" else {}
-    if binding:
+def run_qemu(req, rundir, shares, sockdir, initrd=None):
+    topo = req.topology
+    binding = host_binding(topo, host_memory_nodes()) \
+        if req.accel == "kvm" else {}
+    if binding and not req.quiet:
         log("KVM on a NUMA host: guest node -> host node " +
             ", ".join(f"{g}->{h}" for g, h in sorted(binding.items())) +
             " (memory bound, vCPUs pinned)")
-    # No control channel with an initramfs root: connecting to its port
-    # tells the guest so at a moment of the host's choosing.
-    control = None if initrd else hostctl.HostControl(
-        sockdir, topo, os.path.join(rundir, "hostctl.log"), binding)
-    shell = getattr(args, "shell", False)
-    cmd = qemu_command(topo, kernel, cmdline, rundir, shares, accel,
-                       args.clock, control, binding, getattr(args, "plugin", None),
-                       shell, getattr(args, "qemu_opts", ()), initrd,
-                       bool(getattr(args, "model_profile", None)))
+    # QEMU's monitor serves the control channel and pins vCPUs. No control
+    # channel with an initramfs root: connecting to its port tells the
+    # guest so at a moment of the host's choosing.
+    note = hostctl.transcript(os.path.join(rundir, "hostctl.log"))
+    qmp = hostctl.Qmp(os.path.join(sockdir, "qmp.sock"), note) \
+        if binding or not initrd else None
+    control = None if initrd else hostctl.HostControl(sockdir, topo, qmp, note)
+    pinning = hostctl.Binding(qmp, binding, note) if binding else None
+    cmd = qemu_command(topo, req.kernel, kernel_cmdline(req), rundir, shares,
+                       req.accel, req.clock, control, binding, req.plugin,
+                       req.shell, req.qemu_opts, initrd,
+                       bool(req.model_profile), qmp)
     with open(os.path.join(rundir, "qemu.cmd"), "w") as f:
         f.write(shlex.join(cmd) + "\n")
-    streams = Streams(rundir) if not args.quiet else None
+    streams = Streams(rundir) if not req.quiet else None
     qlog = open(os.path.join(rundir, "qemu.log"), "wb")
     t0 = time.time()
     proc = subprocess.Popen(
-        cmd, stdin=None if shell else subprocess.DEVNULL,
-        stdout=None if shell else qlog, stderr=qlog,
-        preexec_fn=die_with_parent_in_foreground if shell else die_with_parent)
+        cmd, stdin=None if req.shell else subprocess.DEVNULL,
+        stdout=None if req.shell else qlog, stderr=qlog,
+        preexec_fn=die_with_parent_in_foreground if req.shell
+        else die_with_parent)
     timed_out = False
     try:
         while proc.poll() is None:
             if streams:
                 streams.pump()
+            if pinning:
+                pinning.poll()
             if control:
                 control.poll()
-            if time.time() - t0 > args.timeout:
+            if time.time() - t0 > req.timeout:
                 timed_out = True
                 break
             time.sleep(0.05)
@@ -613,9 +637,13 @@ def run_qemu(args, topo, kernel, cmdline, accel, rundir, shares, sockdir,
         qlog.close()
         if control:
             control.close()
+        if qmp:
+            qmp.close()
     if streams:
         streams.pump()
-    return finish(args, rundir, proc.returncode, timed_out, time.time() - t0)
+    result = finish(req, rundir, proc.returncode, timed_out, time.time() - t0)
+    result.accel = req.accel
+    return result
 
 
 # The kernel could not mount the host's root: its 9p or virtio drivers are
@@ -633,14 +661,12 @@ def root_mount_hint(console):
             "prints every option the guests need")
 
 
-def copy_model_files(args, rundir):
+def copy_model_files(req, rundir):
     """--model-log FILE and --model-profile FILE: the cost model's records
     and profile of this guest, whatever became of it (an empty file when the
     plugin wrote nothing)."""
-    for dest, src in ((getattr(args, "model_log", None),
-                       model_log(rundir, args.root)),
-                      (getattr(args, "model_profile", None),
-                       os.path.join(rundir, MODEL_PROFILE))):
+    for dest, src in ((req.model_log, model_log(rundir, req.root)),
+                      (req.model_profile, os.path.join(rundir, MODEL_PROFILE))):
         if not dest:
             continue
         try:
@@ -648,54 +674,74 @@ def copy_model_files(args, rundir):
                 text = f.read()
         except OSError:
             text = ""
-        write_atomically(os.path.abspath(dest), text)
+        atomic_write(os.path.abspath(dest), text)
 
 
-def finish(args, rundir, qemu_rc, timed_out, seconds):
-    copy_model_files(args, rundir)
+def finish(req, rundir, qemu_rc, timed_out, seconds):
+    """How the guest ended, from its status port and console log; what a
+    user needs to see of it is said on stderr (a quiet guest, a KVM probe,
+    says only the summary, through its caller)."""
+    copy_model_files(req, rundir)
+    def say(msg):
+        if not req.quiet:
+            log(msg)
+
+    def show(lines, marks, path):
+        if not req.quiet:
+            report_console(lines, marks, path)
+
     console_path = os.path.join(rundir, "console.log")
     try:
         with open(console_path, errors="replace") as f:
             console = f.read()
     except OSError:
         console = ""
-    allowed = []
+    allowed: list = []
     lines, found = splats(console, allowed)
     for i, kind, why in allowed[:3]:
-        log(f"allowed by the test ({kind}: {why or 'no reason given'}): "
+        say(f"allowed by the test ({kind}: {why or 'no reason given'}): "
             f"{lines[i].strip()}")
     rc, started = read_status(rundir)
+    done = dict(seconds=seconds, rundir=rundir, silent=not console)
     if timed_out:
         # A splat long before the hang is often its cause: show it too.
-        log(f"guest did not finish within {args.timeout} s "
-            f"({'command was running' if started else 'it never started the command'});"
-            + (" kernel problems, then" if found else "")
+        state = "command was running" if started else \
+            "it never started the command" if console else \
+            "the console stayed empty: no firmware, no kernel ran"
+        summary = f"guest did not finish within {req.timeout:g} s ({state})"
+        say(summary + ";" + (" kernel problems, then" if found else "")
             + " the last kernel messages:")
-        report_console(lines, found[:5] + tail(lines), console_path)
-        return EXIT_TIMEOUT
+        show(lines, found[:5] + tail(lines), console_path)
+        return GuestResult.failed(EXIT_TIMEOUT, summary, **done)
     if found:
         what = "the command exited with status " + str(rc) if rc is not None \
             else "the command did not finish"
-        log(f"kernel problem in the guest ({what}):")
-        report_console(lines, found[:5], console_path)
-        root_mount_hint(console)
-        return EXIT_SPLAT
+        say(f"kernel problem in the guest ({what}):")
+        show(lines, found[:5], console_path)
+        if not req.quiet:
+            root_mount_hint(console)
+        return GuestResult.failed(
+            EXIT_SPLAT, f"kernel problem in the guest ({what}): "
+            f"{lines[found[0]].strip()}", **done)
     if rc is None:
         with open(os.path.join(rundir, "qemu.log"), errors="replace") as f:
             qemu_out = f.read().strip()
-        log(f"guest ended without reporting an exit status (QEMU exit "
+        summary = (f"guest ended without reporting an exit status (QEMU exit "
+                   f"{qemu_rc}){': ' + qemu_out.splitlines()[-1] if qemu_out else ''}")
+        say(f"guest ended without reporting an exit status (QEMU exit "
             f"{qemu_rc}){': ' + qemu_out if qemu_out else ''}")
-        report_console(lines, tail(lines), console_path)
-        root_mount_hint(console)
-        log(f"QEMU command: {os.path.join(rundir, 'qemu.cmd')}")
-        return EXIT_SETUP
-    if not args.quiet:
-        log(f"guest finished in {seconds:.1f} s, command exit status {rc}")
-    if args.keep or rc != 0:
-        log(f"run directory kept: {rundir}")
+        show(lines, tail(lines), console_path)
+        if not req.quiet:
+            root_mount_hint(console)
+            log(f"QEMU command: {os.path.join(rundir, 'qemu.cmd')}")
+        return GuestResult.failed(EXIT_SETUP, summary, **done)
+    say(f"guest finished in {seconds:.1f} s, command exit status {rc}")
+    if req.keep or rc != 0:
+        say(f"run directory kept: {rundir}")
     else:
         shutil.rmtree(rundir, ignore_errors=True)
-    return rc
+        done["rundir"] = None
+    return GuestResult.of_command(rc, **done)
 
 
 def list_catalogue():
@@ -707,7 +753,7 @@ def list_catalogue():
             print(f"{os.path.basename(path):<12} INVALID: {e}")
 
 
-def main():
+def main(argv=None):
     signal.signal(signal.SIGTERM, on_sigterm)
     ap = argparse.ArgumentParser(
         usage="%(prog)s [options] -- COMMAND [ARG...]",
@@ -764,8 +810,7 @@ def main():
                     help="keep the run directory (console log etc.) on success")
     ap.add_argument("--list", action="store_true", help="list the topologies")
     ap.add_argument("argv", nargs="*", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    args.quiet = False
+    args = ap.parse_args(argv)
     if args.list:
         list_catalogue()
         return 0
@@ -773,76 +818,75 @@ def main():
         args.argv = [interactive_shell()]
     if not args.argv:
         ap.error("no command: give it after -- (or --shell)")
-    if args.timeout is None:
-        args.timeout = float("inf") if args.shell else 900
     try:
-        args.qemu_opts = shlex.split(args.qemu_opts)
+        qemu_opts = shlex.split(args.qemu_opts)
     except ValueError as e:
         ap.error(f"--qemu-opts: {e}")
     if args.root == "initramfs" and (args.writable or args.shell):
         ap.error("--root initramfs: the guest sees nothing of the host, so no "
                  "--writable and no --shell")
-    for opt in ("model_log", "model_profile"):
-        if getattr(args, opt) and args.clock != "model":
-            ap.error(f"--{opt.replace('_', '-')} needs --clock model")
+    for opt, value in (("--model-log", args.model_log),
+                       ("--model-profile", args.model_profile)):
+        if value and args.clock != "model":
+            ap.error(f"{opt} needs --clock model")
     try:
-        topo = topology.find(args.topology)
-        topology.check_fits(topo, topology.host_limits())
-        if args.clock in ONE_VCPU_CLOCKS:
-            topo = topo.single_cpu()
-        if args.clock == "model":
-            args.plugin = cost_model_plugin()
-        for d in args.writable:
-            if not os.path.isdir(d):
-                raise SetupError(f"--writable {d}: no such directory")
-        args.keep_paths = keep_paths(args.argv,
-                                     [os.path.abspath(d) for d in args.writable])
-        kernel = resolve_kernel(args.kernel, args.flavour)
-        if shutil.which(QEMU) is None:
-            raise SetupError(f"{QEMU} not found: apt-get install qemu-system-x86")
-        cmdline = kernel_cmdline(args, topo)
-        accel = args.accel
-        if args.clock in ONE_VCPU_CLOCKS:
-            if accel == "kvm":
-                raise SetupError(f"--clock {args.clock} needs TCG, not KVM")
-            accel = "tcg"
-        elif accel == "auto":
-            accel = "kvm" if kvm_works(kernel, topo, cmdline) else "tcg"
-        rc = boot(args, topo, kernel, cmdline, accel)
-        record(args.record, accel, rc)
-        return rc
-    except (SetupError, topology.TopologyError) as e:
+        result = run(request(args, qemu_opts))
+    except NumaMatrixError as e:
         log(f"error: {e}")
-        record(args.record, None, EXIT_SETUP)
-        return EXIT_SETUP
+        result = GuestResult.failed(EXIT_SETUP, str(e).splitlines()[0])
     except KeyboardInterrupt:
         log("interrupted")
         return 130
+    record(args.record, result)
+    return result.status
+
+
+def request(args, qemu_opts):
+    """The command line as a GuestRequest: the machine read and checked,
+    the kernel looked up (never built), the cost model found."""
+    topo = topology.find(args.topology)
+    topology.check_fits(topo, topology.host_limits())
+    if args.clock in ONE_VCPU_CLOCKS:
+        topo = topo.single_cpu()
+    for d in args.writable:
+        if not os.path.isdir(d):
+            raise SetupError(f"--writable {d}: no such directory")
+    kernel = resolve_kernel(args.kernel, args.flavour)
+    if shutil.which(QEMU) is None:
+        raise SetupError(f"{QEMU} not found: apt-get install qemu-system-x86")
+    timeout = args.timeout if args.timeout is not None else \
+        float("inf") if args.shell else 900
+    return GuestRequest(
+        topology=topo, kernel=kernel, argv=args.argv, clock=args.clock,
+        accel=args.accel, root=args.root, timeout=timeout,
+        writable=args.writable,
+        keep_paths=keep_paths(args.argv,
+                              [os.path.abspath(d) for d in args.writable]),
+        env=args.env, thp=args.thp, append=args.append, shell=args.shell,
+        qemu_opts=qemu_opts,
+        plugin=cost_model_plugin() if args.clock == "model" else None,
+        model_log=args.model_log, model_profile=args.model_profile,
+        keep=args.keep)
 
 
 def where():
     """The host a guest ran on: what a figure may depend on."""
-    model = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    version = subprocess.run([QEMU, "--version"], capture_output=True,
-                             text=True, check=False).stdout.split("\n")[0]
-    return {"host": socket.gethostname(), "cpu_model": model,
-            "host_kernel": os.uname().release, "qemu": version}
+    h = host_facts(QEMU)
+    return {"host": h.host, "cpu_model": h.cpu_model,
+            "host_kernel": h.host_kernel, "qemu": h.qemu}
 
 
-def record(path, accel, rc):
-    """--record FILE: how and where this guest ran, as JSON, for a program
-    that keeps it with the guest's results (results/matrix does, per cell)."""
+def record(path, result):
+    """--record FILE: how and where this guest ran and how it ended, as
+    JSON, for the program that started run-guest (results/matrix keeps it
+    per cell): the accelerator used, the exit status, its reason ("ok",
+    "command", or run-guest's own: "splat", "timeout", "setup") and a
+    one-line summary, and the host's facts."""
     if path:
-        write_atomically(os.path.abspath(path), json.dumps(
-            {"accel": accel, "exit": rc, **where()}) + "\n")
+        atomic_write(os.path.abspath(path), json.dumps(
+            {"accel": result.accel, "exit": result.status,
+             "reason": result.reason, "summary": result.summary,
+             **where()}) + "\n")
 
 
 def interactive_shell():

@@ -24,73 +24,62 @@ import time
 from . import topology
 
 
-class HostControl:
-    def __init__(self, sockdir, topo, transcript, binding=None):
-        self.qmp_path = os.path.join(sockdir, "qmp.sock")
-        self.ctl_path = os.path.join(sockdir, "ctl.sock")
-        self.topo = topo
-        self.transcript = transcript
-        self.qmp = None
-        self.qmp_buf = b""
-        self.ctl = None
-        self.ctl_buf = b""
-        self.dimms = 0
-        self.added_mib = 0
-        self.cpus_added = 0
-        self.binding = binding or {}    # guest node -> host node (KVM)
-        self.pinned = not self.binding
+class Qmp:
+    """A client of QEMU's monitor (QMP) on a unix socket that QEMU serves
+    (-qmp unix:PATH,server=on,wait=off): connect once QEMU has made the
+    socket, read its greeting, negotiate, then one command at a time.
+    Events that arrive before a command's reply are noted and skipped."""
+
+    def __init__(self, path, note=None):
+        self.path = path
+        self.note = note or (lambda text: None)
+        self.sock = None
+        self.buf = b""
 
     def qemu_args(self):
-        return ["-qmp", f"unix:{self.qmp_path},server=on,wait=off",
-                "-chardev", f"socket,id=ctl,path={self.ctl_path},server=on,wait=off",
-                "-device", "virtserialport,chardev=ctl,name=nm.ctl"]
-
-    def note(self, text):
-        with open(self.transcript, "a") as f:
-            f.write(f"{time.strftime('%H:%M:%S')} {text}\n")
-
-    def _connect(self, path):
-        if not os.path.exists(path):
-            return None
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(path)
-        except OSError:
-            s.close()
-            return None
-        return s
+        return ["-qmp", f"unix:{self.path},server=on,wait=off"]
 
     def connect(self):
-        if self.ctl is None:
-            self.ctl = self._connect(self.ctl_path)
-            if self.ctl:
-                self.ctl.setblocking(False)
-        if self.qmp is None:
-            self.qmp = self._connect(self.qmp_path)
-            if self.qmp:
-                self.qmp.settimeout(30)
-                self._qmp_line()                    # the greeting
-                self.qmp_call("qmp_capabilities")
-        if self.qmp and not self.pinned:
-            self.pin_vcpus()
+        """True once connected and negotiated; False while QEMU has not
+        made its socket yet. OSError if QEMU closes it meanwhile."""
+        if self.sock is not None:
+            return True
+        sock = connect_unix(self.path)
+        if sock is None:
+            return False
+        sock.settimeout(30)
+        self.sock = sock
+        try:
+            self.line()                     # the greeting
+            ok, err = self.call("qmp_capabilities")
+            if not ok:
+                raise OSError(f"qmp_capabilities: {err}")
+        except (OSError, ValueError):
+            self.close()
+            raise
+        return True
 
-    def _qmp_line(self):
-        while b"\n" not in self.qmp_buf:
-            data = self.qmp.recv(65536)
+    def line(self):
+        assert self.sock is not None
+        while b"\n" not in self.buf:
+            data = self.sock.recv(65536)
             if not data:
                 raise OSError("QMP connection closed")
-            self.qmp_buf += data
-        line, self.qmp_buf = self.qmp_buf.split(b"\n", 1)
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
-    def qmp_call(self, execute, **arguments):
+    def call(self, execute, **arguments):
         """Run a QMP command; returns (True, value) or (False, message)."""
+        if self.sock is None and not self.connect():
+            raise OSError("QEMU's monitor is not up yet")
+        assert self.sock is not None
         msg = {"execute": execute}
         if arguments:
             msg["arguments"] = arguments
-        self.qmp.sendall(json.dumps(msg).encode() + b"\n")
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
         while True:
-            reply = self._qmp_line()
+            reply = self.line()
             if "event" in reply:
                 self.note(f"QMP event {reply['event']}")
                 continue
@@ -98,20 +87,101 @@ class HostControl:
                 return False, reply["error"].get("desc", str(reply["error"]))
             return True, reply.get("return")
 
-    def pin_vcpus(self):
-        """Pins each vCPU thread to the host CPUs of the host node its guest
-        node is bound to (run-guest's host_binding())."""
-        self.pinned = True
-        ok, cpus = self.qmp_call("query-cpus-fast")
-        if not ok:
-            self.note(f"cannot pin vCPUs: query-cpus-fast: {cpus}")
+    def close(self):
+        if self.sock:
+            self.sock.close()
+            self.sock = None
+
+
+def connect_unix(path):
+    """A connected unix socket, or None when nothing listens at PATH yet."""
+    if not os.path.exists(path):
+        return None
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+    except OSError:
+        s.close()
+        return None
+    return s
+
+
+def pin_vcpus(qmp, binding, note, node_cpus=None, setaffinity=None):
+    """KVM on a NUMA host: pin each vCPU thread to the host CPUs of the host
+    node its guest node is bound to (guest.host_binding()), so that a
+    vCPU's accesses to its own node's memory stay local on the hardware."""
+    node_cpus = node_cpus or host_node_cpus
+    setaffinity = setaffinity or os.sched_setaffinity
+    ok, cpus = qmp.call("query-cpus-fast")
+    if not ok:
+        note(f"cannot pin vCPUs: query-cpus-fast: {cpus}")
+        return 0
+    pinned = 0
+    for tid, host_cpus in vcpu_affinity(cpus, binding, node_cpus).items():
+        try:
+            setaffinity(tid, host_cpus)
+            note(f"vCPU thread {tid} pinned to host CPUs {sorted(host_cpus)}")
+            pinned += 1
+        except OSError as e:
+            note(f"cannot pin vCPU thread {tid}: {e}")
+    return pinned
+
+
+def transcript(path):
+    """A function that appends a timestamped line to PATH (hostctl.log)."""
+    def note(text):
+        with open(path, "a") as f:
+            f.write(f"{time.strftime('%H:%M:%S')} {text}\n")
+    return note
+
+
+class Binding:
+    """While a KVM guest runs on a NUMA host: pins its vCPUs once QMP
+    answers (its memory is bound on QEMU's command line already)."""
+
+    def __init__(self, qmp, binding, note):
+        self.qmp, self.binding, self.note = qmp, binding, note
+        self.done = not binding
+
+    def poll(self):
+        if self.done:
             return
-        for tid, host_cpus in vcpu_affinity(cpus, self.binding, host_node_cpus).items():
-            try:
-                os.sched_setaffinity(tid, host_cpus)
-                self.note(f"vCPU thread {tid} pinned to host CPUs {sorted(host_cpus)}")
-            except OSError as e:
-                self.note(f"cannot pin vCPU thread {tid}: {e}")
+        try:
+            if not self.qmp.connect():
+                return
+            pin_vcpus(self.qmp, self.binding, self.note)
+        except OSError as e:
+            self.note(f"cannot pin vCPUs: {e}")
+        self.done = True
+
+
+class HostControl:
+    """The guest's requests on its control port, served through QMP."""
+
+    def __init__(self, sockdir, topo, qmp, note):
+        self.ctl_path = os.path.join(sockdir, "ctl.sock")
+        self.topo = topo
+        self.note = note
+        self.qmp = qmp
+        self.ctl = None
+        self.ctl_buf = b""
+        self.dimms = 0
+        self.added_mib = 0
+        self.cpus_added = 0
+
+    def qemu_args(self):
+        return ["-chardev", f"socket,id=ctl,path={self.ctl_path},server=on,wait=off",
+                "-device", "virtserialport,chardev=ctl,name=nm.ctl"]
+
+    def connect(self):
+        if self.ctl is None:
+            self.ctl = connect_unix(self.ctl_path)
+            if self.ctl:
+                self.ctl.setblocking(False)
+        self.qmp.connect()
+
+    def qmp_call(self, execute, **arguments):
+        return self.qmp.call(execute, **arguments)
 
     def poll(self):
         """Serve whatever requests the guest has sent; never blocks long."""
@@ -188,16 +258,16 @@ class HostControl:
 
     def add_memory(self, node_text, size_text):
         hp = self.topo.hotplug
-        if not hp or not hp["slots"]:
+        if not hp or not hp.slots:
             return f"error topology {self.topo.name} has no DIMM slots"
-        if self.dimms >= hp["slots"]:
-            return f"error all {hp['slots']} DIMM slots are used"
+        if self.dimms >= hp.slots:
+            return f"error all {hp.slots} DIMM slots are used"
         if not node_text.isdigit() or int(node_text) >= len(self.topo.nodes):
             return f"error no node {node_text} (nodes 0-{len(self.topo.nodes) - 1})"
         mib = topology.parse_size(size_text)
         if not mib or mib % 128:
             return f"error size {size_text}: a multiple of 128M (a memory block)"
-        room = hp["maxmem_mib"] - self.topo.mem_mib - self.added_mib
+        room = hp.maxmem_mib - self.topo.mem_mib - self.added_mib
         if mib > room:
             return f"error {size_text} does not fit: {room}M left below maxmem"
         n = self.dimms
@@ -215,9 +285,9 @@ class HostControl:
         return f"ok dimm{n}"
 
     def close(self):
-        for s in (self.ctl, self.qmp):
-            if s:
-                s.close()
+        if self.ctl:
+            self.ctl.close()
+        self.qmp.close()
 
 
 def host_node_cpus(node):

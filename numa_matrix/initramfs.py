@@ -19,6 +19,7 @@ import shutil
 import subprocess
 
 from . import QEMU_TOPOLOGIES
+from .errors import NumaMatrixError
 
 GUEST_INIT = os.path.join(QEMU_TOPOLOGIES, "guest-init")
 # Where guest-init finds the run's share in the initramfs (it binds it to
@@ -28,7 +29,7 @@ SHARE = "nmrun"
 BUSYBOX_PACKAGE = "busybox-static"
 
 
-class InitramfsError(Exception):
+class InitramfsError(NumaMatrixError):
     pass
 
 

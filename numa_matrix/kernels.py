@@ -28,35 +28,21 @@ import sys
 import time
 
 from . import kernelspec as ks
-from .kernelspec import SpecError, read
+from .errors import NumaMatrixError, UsageError, report
+from .kernelspec import read
+from .types import KERNEL_INFO_SCHEMA
+from .util import replace_dir
 
 FLAVOURS = ks.FLAVOURS
 DEFAULT_SPEC = "patched"
 
 
-class Failure(Exception):
-    """An error the user can act on; the message names the cause."""
+class BuildError(NumaMatrixError):
+    """A kernel that could not be built or found: the message says why."""
 
 
 def log(msg):
     print(f"build-kernel: {msg}", file=sys.stderr, flush=True)
-
-
-def source_info(package=ks.DEFAULT_PACKAGE):
-    """A Debian source package's tarball, version and cache id (what
-    build-selftests unpacks too)."""
-    try:
-        return ks.package_info(package)
-    except SpecError as e:
-        raise Failure(str(e)) from None
-
-
-def plans(spec, flavour):
-    """Every kernel a spec names (Failure instead of SpecError)."""
-    try:
-        return ks.kernels(spec, flavour)
-    except SpecError as e:
-        raise Failure(str(e)) from None
 
 
 def run(cmd, cwd=None, env=None, logfile=None, what=None):
@@ -68,7 +54,7 @@ def run(cmd, cwd=None, env=None, logfile=None, what=None):
             f.write(f"$ {' '.join(cmd)}\n{out.stdout}")
     if out.returncode != 0:
         tail = "\n".join(out.stdout.splitlines()[-25:])
-        raise Failure(f"{what or ' '.join(cmd)} failed (exit {out.returncode}):"
+        raise BuildError(f"{what or ' '.join(cmd)} failed (exit {out.returncode}):"
                       f"\n{tail}")
     return out.stdout
 
@@ -76,32 +62,39 @@ def run(cmd, cwd=None, env=None, logfile=None, what=None):
 # ---------------------------------------------------------------- source trees
 
 def unpack_pristine(p):
-    if os.path.isdir(p["pristine"]):
+    if os.path.isdir(p.pristine):
         return
-    src = p["source"]
-    log(f"unpacking {src['tarball']} ({src['package'] or 'tarball'} "
-        f"{src['version']}) into {p['pristine']}")
-    tmp = f"{p['pristine']}.tmp{os.getpid()}"
+    src = p.source
+    log(f"unpacking {src.tarball} ({src.package or 'tarball'} "
+        f"{src.version}) into {p.pristine}")
+    tmp = f"{p.pristine}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
     t0 = time.time()
-    run(["tar", "-xf", src["tarball"], "-C", tmp], what="unpacking the source")
-    entries = os.listdir(tmp)
-    if len(entries) != 1 or not os.path.isfile(
-            os.path.join(tmp, entries[0], "Makefile")):
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise Failure(f"{src['tarball']}: not a kernel source tarball (want "
-                      f"one top directory with a Makefile, got {entries[:5]})")
+    # Whatever ends the unpacking (a damaged tarball, a full disk, Ctrl-C),
+    # no half tree is left behind: the next build starts it again.
     try:
-        os.rename(tmp, p["pristine"])
+        run(["tar", "-xf", src.tarball, "-C", tmp],
+            what=f"unpacking {src.tarball}")
+        entries = os.listdir(tmp)
+        if len(entries) != 1 or not os.path.isfile(
+                os.path.join(tmp, entries[0], "Makefile")):
+            raise BuildError(f"{src.tarball}: not a kernel source tarball "
+                             "(want one top directory with a Makefile, got "
+                             f"{entries[:5]})")
+        os.rename(tmp, p.pristine)
     except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)      # unpacked meanwhile
+        if not os.path.isdir(p.pristine):
+            raise
+        # unpacked meanwhile by another build
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     log(f"unpacked in {time.time() - t0:.0f} s")
 
 
 def pristine_tree(p):
-    top = os.listdir(p["pristine"])[0]
-    return os.path.join(p["pristine"], top)
+    top = os.listdir(p.pristine)[0]
+    return os.path.join(p.pristine, top)
 
 
 def patch_failure(p, name, output):
@@ -117,22 +110,22 @@ def patch_failure(p, name, output):
                 "Reversed (or previously applied)" in line:
             failed.append(f"  {current or '?'}: {line.strip()}")
     detail = "\n".join(failed) or output.strip()
-    where = (f"commit {p['commit'][:12]} of {p['source']['repo']}"
-             if p["kind"] == "git" else
-             f"the {p['source']['package'] or p['source']['tarball']} tree")
+    where = (f"commit {p.commit[:12]} of {p.source.repo}"
+             if p.kind == "git" else
+             f"the {p.source.package or p.source.tarball} tree")
     return (f"patch {name} does not apply to {where} ({len(files)} file(s) "
             f"touched): refresh it against that source (see "
             f"docs/kernel-specs.md)\n{detail}")
 
 
 def apply_patches(p, tree):
-    for name, path in zip(p["patch_names"], p["patch_paths"]):
+    for name, path in zip(p.patch_names, p.patch_paths):
         out = subprocess.run(["patch", "-p1", "--forward", "--batch",
                               "--no-backup-if-mismatch", "-i", path],
                              cwd=tree, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, check=False)
         if out.returncode != 0:
-            raise Failure(patch_failure(p, name, out.stdout))
+            raise BuildError(patch_failure(p, name, out.stdout))
 
 
 def prepare_tree(p):
@@ -141,24 +134,24 @@ def prepare_tree(p):
     GNU patch writes each patched file anew, so the hard links to the
     pristine tree are broken exactly for the files the series touches.
     """
-    if os.path.isdir(p["tree"]):
+    if os.path.isdir(p.tree):
         return
     unpack_pristine(p)
-    tmp = p["tree"] + ".tmp"
+    tmp = p.tree + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    run(["cp", "-al", pristine_tree(p), tmp], what="copying the pristine tree")
     try:
+        run(["cp", "-al", pristine_tree(p), tmp],
+            what="copying the pristine tree")
         apply_patches(p, tmp)
-    except Failure:
+        os.rename(tmp, p.tree)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    os.rename(tmp, p["tree"])
-    log(f"tree {p['tree']}: {p['patches']} patch(es) applied")
+    log(f"tree {p.tree}: {p.patches} patch(es) applied")
 
 
 def cache_git(p, *args):
-    return run(["git", "-c", "safe.directory=*", "-C", p["tree"], *args],
-               what=f"git {args[0]} in the cache clone {p['tree']}")
+    return run(["git", "-c", "safe.directory=*", "-C", p.tree, *args],
+               what=f"git {args[0]} in the cache clone {p.tree}")
 
 
 def prepare_git(p):
@@ -167,25 +160,25 @@ def prepare_git(p):
     writes the alternates file into the clone, nothing into the user's
     repository); checking out another commit rewrites only the files that
     differ, so make rebuilds only what they touch."""
-    src = p["source"]
-    if not os.path.isdir(os.path.join(p["tree"], ".git")):
-        shutil.rmtree(p["clone"], ignore_errors=True)
-        os.makedirs(p["clone"])
-        log(f"cloning {src['repo']} into {p['tree']} (objects shared, "
+    src = p.source
+    if not os.path.isdir(os.path.join(p.tree, ".git")):
+        shutil.rmtree(p.clone, ignore_errors=True)
+        os.makedirs(p.clone)
+        log(f"cloning {src.repo} into {p.tree} (objects shared, "
             "nothing written into the original)")
         run(["git", "-c", "safe.directory=*", "clone", "--quiet", "--shared",
-             "--no-checkout", src["gitdir"], p["tree"]],
-            what=f"git clone --shared {src['gitdir']}")
-        with open(os.path.join(p["clone"], "origin"), "w") as f:
-            f.write(src["repo"] + "\n")
+             "--no-checkout", src.gitdir, p.tree],
+            what=f"git clone --shared {src.gitdir}")
+        with open(os.path.join(p.clone, "origin"), "w") as f:
+            f.write(src.repo + "\n")
     t0 = time.time()
-    cache_git(p, "checkout", "--quiet", "--force", "--detach", p["commit"])
+    cache_git(p, "checkout", "--quiet", "--force", "--detach", p.commit)
     # Patches of the previous kernel may have added files; the build
     # directories stay.
     cache_git(p, "clean", "-q", "-f", "-d", "-e", "/build-*/")
-    apply_patches(p, p["tree"])
-    log(f"tree {p['tree']} at {p['commit'][:12]} ({p['subject']}), "
-        f"{p['patches']} patch(es) on top, in {time.time() - t0:.0f} s")
+    apply_patches(p, p.tree)
+    log(f"tree {p.tree} at {p.commit[:12]} ({p.subject}), "
+        f"{p.patches} patch(es) on top, in {time.time() - t0:.0f} s")
 
 
 # ---------------------------------------------------------------- config
@@ -229,7 +222,7 @@ def requested(frag):
     """[(lineno, option, value, alternatives)] of a fragment. A line
     `# or CONFIG_NEW=y` right below an option names what a tree that
     renamed it calls it: either one satisfies the check."""
-    out = []
+    out: list[tuple] = []
     for lineno, line in enumerate(read(frag).splitlines(), 1):
         alt = re.fullmatch(r"#\s*or\s+(CONFIG_\w+)=(\S+)\s*", line)
         if alt and out:
@@ -247,12 +240,12 @@ def verify_config(p, tree):
     yet belongs to a patch beyond the first K and is not required; with the
     whole series applied, every one of them must exist.
     """
-    final = parse_config(read(os.path.join(p["build"], ".config")))
-    partial = {path for path, whole in p["series_configs"] if not whole}
+    final = parse_config(read(os.path.join(p.build, ".config")))
+    partial = {path for path, whole in p.series_configs if not whole}
     # As merge_config.sh merges them: a later fragment's value of an option
     # replaces an earlier one's (the noswap flavour unsets base's SWAP).
     wanted = {}
-    for frag in p["fragments"]:
+    for frag in p.fragments:
         for lineno, opt, val, alts in requested(frag):
             wanted[opt] = (frag, lineno, val, alts)
     problems = []
@@ -274,7 +267,7 @@ def verify_config(p, tree):
                         f"{val} requested, .config has "
                         f"{'not set' if got == 'n' else got} ({why})")
     if problems:
-        raise Failure("olddefconfig dropped or changed requested options "
+        raise BuildError("olddefconfig dropped or changed requested options "
                       "(an unmet dependency, or a typo):\n"
                       + "\n".join(problems))
 
@@ -299,9 +292,9 @@ def guest_fragment(flavour="perf"):
 def check_image_config(p):
     """A ready bzImage: are the options the guests and the tests need in
     its .config? [] when they are, else one entry per missing option."""
-    if not p["config"]:
+    if not p.config:
         return None
-    final = parse_config(read(p["config"]))
+    final = parse_config(read(p.config))
     missing = []
     for lineno, opt, val, alts in requested(
             os.path.join(ks.CONFIG_DIR, "base.config")):
@@ -316,17 +309,17 @@ def check_image_config(p):
 def image_path(p, check_config=True):
     """The bzImage of an image spec, after checking its .config."""
     if not check_config:
-        return p["image"]
+        return p.image
     missing = check_image_config(p)
     if missing is None:
-        log(f"warning: no .config found beside {p['image']}: the options the "
+        log(f"warning: no .config found beside {p.image}: the options the "
             "guests need are not checked (./numa-matrix config lists them)")
     elif missing:
-        raise Failure(f"{p['image']} lacks what the guests and tests need "
-                      f"(its config {p['config']}): {', '.join(missing)}: "
+        raise BuildError(f"{p.image} lacks what the guests and tests need "
+                      f"(its config {p.config}): {', '.join(missing)}: "
                       "merge the output of './numa-matrix config' into its "
                       ".config and rebuild")
-    return p["image"]
+    return p.image
 
 
 # ---------------------------------------------------------------- building
@@ -335,27 +328,27 @@ def make_env(p):
     env = dict(os.environ)
     env.update({
         "CCACHE_DIR": os.environ.get("CCACHE_DIR",
-                                     os.path.join(p["root"], "ccache")),
-        "CCACHE_BASEDIR": p["root"],
+                                     os.path.join(p.root, "ccache")),
+        "CCACHE_BASEDIR": p.root,
         "CCACHE_MAXSIZE": os.environ.get("CCACHE_MAXSIZE", "8G"),
         # Reproducible identification strings: uname -v names the series
         # (and the commit of a git tree).
         "KBUILD_BUILD_TIMESTAMP": "2013-09-11",
         "KBUILD_BUILD_USER": "numa-matrix",
         "KBUILD_BUILD_HOST": "qemu",
-        "KBUILD_BUILD_VERSION": p["build_version"],
+        "KBUILD_BUILD_VERSION": p.build_version,
         "LC_ALL": "C",
     })
     return env
 
 
 def configure(p, tree, env, logfile):
-    build = p["build"]
+    build = p.build
     os.makedirs(build, exist_ok=True)
-    mk = ["make", "-C", tree, f"O={build}", f"LOCALVERSION={p['localversion']}"]
+    mk = ["make", "-C", tree, f"O={build}", f"LOCALVERSION={p.localversion}"]
     run(mk + ["tinyconfig"], env=env, logfile=logfile, what="make tinyconfig")
     run([os.path.join(tree, "scripts/kconfig/merge_config.sh"), "-m", "-O",
-         build, os.path.join(build, ".config")] + p["fragments"],
+         build, os.path.join(build, ".config")] + p.fragments,
         cwd=tree, env=env, logfile=logfile, what="merge_config.sh")
     run(mk + ["olddefconfig"], env=env, logfile=logfile, what="make olddefconfig")
     verify_config(p, tree)
@@ -384,8 +377,8 @@ def on_signal(signum, frame):
 
 
 def compile_kernel(p, tree, env, logfile, jobs):
-    cmd = ["make", "-C", tree, f"O={p['build']}", f"-j{jobs}",
-           f"LOCALVERSION={p['localversion']}", "CC=ccache gcc", "bzImage"]
+    cmd = ["make", "-C", tree, f"O={p.build}", f"-j{jobs}",
+           f"LOCALVERSION={p.localversion}", "CC=ccache gcc", "bzImage"]
     with open(logfile, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n")
         f.flush()
@@ -408,12 +401,12 @@ def compile_kernel(p, tree, env, logfile, jobs):
             last = time.time()
             compiled = sum(1 for line in open(logfile, errors="replace")
                            if line.startswith("  CC "))
-            log(f"{p['label']}/{p['flavour']}: {compiled} objects compiled, "
+            log(f"{p.label}/{p.flavour}: {compiled} objects compiled, "
                 f"{last - t0:.0f} s")
     stop_group(proc)
     if rc != 0:
         tail = "\n".join(read(logfile).splitlines()[-30:])
-        raise Failure(f"make bzImage failed (exit {rc}); full log: {logfile}\n"
+        raise BuildError(f"make bzImage failed (exit {rc}); full log: {logfile}\n"
                       f"{tail}")
     return time.time() - t0
 
@@ -424,26 +417,30 @@ INFO_KEYS = ("kind", "label", "spec", "variant", "patches", "patch_names",
 
 
 def describe(p):
-    """What a kernel is, for info.json, env.json and --info."""
-    info = {k: p.get(k) for k in INFO_KEYS}
-    src = p["source"]
-    info.update({"source_kind": src["kind"], "source_package": src["package"],
-                 "source": src.get("tarball") or src.get("repo") or p.get("image"),
-                 "source_id": src["id"]})
+    """What a kernel is, for info.json, env.json and --info: the plan's
+    identity, flat, with the schema it follows (KERNEL_INFO_SCHEMA)."""
+    info = {k: getattr(p, k) for k in INFO_KEYS}
+    src = p.source
+    info.update({"schema": KERNEL_INFO_SCHEMA, "source_kind": src.kind,
+                 "source_package": src.package,
+                 "source": src.tarball or src.repo or p.image,
+                 "source_id": src.id,
+                 # Kernels of one tree build one after the other.
+                 "build_tree": p.tree})
     return info
 
 
 def store(p, seconds):
-    tmp = p["store"] + ".tmp"
+    tmp = p.store + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    shutil.copy2(os.path.join(p["build"], "arch/x86/boot/bzImage"), tmp)
-    shutil.copy2(os.path.join(p["build"], ".config"),
+    shutil.copy2(os.path.join(p.build, "arch/x86/boot/bzImage"), tmp)
+    shutil.copy2(os.path.join(p.build, ".config"),
                  os.path.join(tmp, "config"))
     # The symbols of this very image (the build dir of a git tree serves
     # every commit): what `results/matrix profile` names functions with.
-    shutil.copy2(os.path.join(p["build"], "System.map"), tmp)
-    release = read(os.path.join(p["build"], "include/config/kernel.release"))
+    shutil.copy2(os.path.join(p.build, "System.map"), tmp)
+    release = read(os.path.join(p.build, "include/config/kernel.release"))
     info = describe(p)
     info.update({"kernel_release": release.strip(),
                  "build_seconds": round(seconds, 1),
@@ -451,15 +448,14 @@ def store(p, seconds):
     with open(os.path.join(tmp, "info.json"), "w") as f:
         json.dump(info, f, indent=2)
         f.write("\n")
-    shutil.rmtree(p["store"], ignore_errors=True)
-    os.rename(tmp, p["store"])
+    replace_dir(tmp, p.store)
 
 
 def built_image(p):
     """The path of a kernel if it is there (a lookup, nothing built)."""
-    if p["kind"] == "image":
+    if p.kind == "image":
         return image_path(p)
-    image = os.path.join(p["store"], "bzImage")
+    image = os.path.join(p.store, "bzImage")
     return image if os.path.isfile(image) else None
 
 
@@ -474,52 +470,52 @@ def files_equal(a, b):
 
 
 def system_map(p):
-    """The System.map of a built kernel, or a Failure saying why there is
+    """The System.map of a built kernel, or a BuildError saying why there is
     none to trust. A kernel stored since build-kernel keeps one has it
     beside its bzImage; one stored before, of a Debian source or a tarball,
     has it in its tree's build dir as long as that dir's last build is this
     very bzImage (the build dir serves every config of its flavour). The
     build dir of a git tree serves every commit: only a copy made at build
     time says which commit it is of."""
-    if p["kind"] == "image":
-        d = os.path.dirname(p["image"])
+    if p.kind == "image":
+        d = os.path.dirname(p.image)
         candidates = [os.path.join(d, "System.map")]
-        if p["image"].endswith(os.path.join("arch", "x86", "boot", "bzImage")):
+        if p.image.endswith(os.path.join("arch", "x86", "boot", "bzImage")):
             candidates.append(os.path.join(d, "..", "..", "..", "System.map"))
         for candidate in candidates:
             if os.path.isfile(candidate):
                 return os.path.abspath(candidate)
-        raise Failure(f"no System.map beside {p['image']} (nor at the top of "
+        raise BuildError(f"no System.map beside {p.image} (nor at the top of "
                       "the kbuild tree it was built in): put the one of its "
                       "build beside it")
-    image = os.path.join(p["store"], "bzImage")
+    image = os.path.join(p.store, "bzImage")
     if not os.path.isfile(image):
-        raise Failure(f"kernel {p['label']}/{p['flavour']} is not built: run "
-                      f"kernel-series/build-kernel {p['spec']} --flavour "
-                      f"{p['flavour']}")
-    stored = os.path.join(p["store"], "System.map")
+        raise BuildError(f"kernel {p.label}/{p.flavour} is not built: run "
+                      f"kernel-series/build-kernel {p.spec} --flavour "
+                      f"{p.flavour}")
+    stored = os.path.join(p.store, "System.map")
     if os.path.isfile(stored):
         return stored
-    built = os.path.join(p["build"], "System.map")
-    last_image = os.path.join(p["build"], "arch/x86/boot/bzImage")
-    if p["kind"] == "git":
+    built = os.path.join(p.build, "System.map")
+    last_image = os.path.join(p.build, "arch/x86/boot/bzImage")
+    if p.kind == "git":
         why = ("the build dir of a git tree is shared by all its commits, so "
                "no System.map there can be trusted to be this commit's")
     elif not os.path.isfile(built):
-        why = f"its build dir {p['build']} has none"
+        why = f"its build dir {p.build} has none"
     # The same image, and no link of vmlinux after it (a build that failed
     # later would leave a newer System.map beside the old bzImage).
     elif not files_equal(last_image, image) or \
             os.path.getmtime(built) > os.path.getmtime(last_image):
-        why = (f"its build dir {p['build']} has built another image since "
+        why = (f"its build dir {p.build} has built another image since "
                "(another config of the flavour): its System.map is not this "
                "kernel's")
     else:
         return built
-    raise Failure(f"kernel {p['label']}/{p['flavour']} was stored without its "
-                  f"System.map, and {why}: remove {p['store']} and run "
-                  f"kernel-series/build-kernel {p['spec']} --flavour "
-                  f"{p['flavour']} (an incremental build with ccache), which "
+    raise BuildError(f"kernel {p.label}/{p.flavour} was stored without its "
+                  f"System.map, and {why}: remove {p.store} and run "
+                  f"kernel-series/build-kernel {p.spec} --flavour "
+                  f"{p.flavour} (an incremental build with ccache), which "
                   "keeps System.map beside the bzImage")
 
 
@@ -556,53 +552,53 @@ def tree_lock(p, say=log):
     """One build at a time in a tree and its build dirs (the flavours of a
     source, the commits of a git repository's one clone), whatever
     build_lock() allows."""
-    path = os.path.join(p["root"], "locks",
-                        ks.sha(os.path.abspath(p["tree"]))[:16] + ".lock")
-    with flocked(path, f"waiting for another build in {p['tree']}", say):
+    path = os.path.join(p.root, "locks",
+                        ks.sha(os.path.abspath(p.tree))[:16] + ".lock")
+    with flocked(path, f"waiting for another build in {p.tree}", say):
         yield
 
 
 @contextlib.contextmanager
 def building(p, say=log):
-    with build_lock(p["root"], say), tree_lock(p, say):
+    with build_lock(p.root, say), tree_lock(p, say):
         yield
 
 
 def build(p, jobs):
-    if p["kind"] == "image":
+    if p.kind == "image":
         return image_path(p)
-    image = os.path.join(p["store"], "bzImage")
+    image = os.path.join(p.store, "bzImage")
     if os.path.isfile(image):
         return image
     with building(p):
         if os.path.isfile(image):
             return image
-        if p["kind"] == "git":
+        if p.kind == "git":
             prepare_git(p)
         else:
             prepare_tree(p)
         env = make_env(p)
-        logfile = os.path.join(p["build"], "build.log")
-        os.makedirs(p["build"], exist_ok=True)
+        logfile = os.path.join(p.build, "build.log")
+        os.makedirs(p.build, exist_ok=True)
         with open(logfile, "w"):
             pass
-        log(f"building {p['label']} ({p['source_version']}, {p['patches']} "
-            f"patch(es)), flavour {p['flavour']}; log: {logfile}")
-        configure(p, p["tree"], env, logfile)
-        seconds = compile_kernel(p, p["tree"], env, logfile, jobs)
+        log(f"building {p.label} ({p.source_version}, {p.patches} "
+            f"patch(es)), flavour {p.flavour}; log: {logfile}")
+        configure(p, p.tree, env, logfile)
+        seconds = compile_kernel(p, p.tree, env, logfile, jobs)
         store(p, seconds)
-        log(f"built {p['label']}/{p['flavour']} in {seconds:.0f} s")
+        log(f"built {p.label}/{p.flavour} in {seconds:.0f} s")
     return image
 
 
-def legacy_spec(args):
+def legacy_spec(patches, series_dir):
     """--patches K and --series-dir DIR, from before kernel specs: the
     first K patches of DIR's series on the default Debian source."""
-    series_dir = os.path.abspath(args.series_dir) if args.series_dir else None
+    series_dir = os.path.abspath(series_dir) if series_dir else None
     names = ks.read_series(series_dir or ks.series_dir_of(ks.DEFAULT_PACKAGE))
-    k = args.patches if args.patches is not None else len(names)
+    k = patches if patches is not None else len(names)
     if not 0 <= k <= len(names):
-        raise Failure(f"--patches {k}: the series has {len(names)} patches")
+        raise UsageError(f"--patches {k}: the series has {len(names)} patches")
     spec = ks.Spec(f"--patches {k}" + (f" --series-dir {series_dir}"
                                        if series_dir else ""))
     spec.kind, spec.package = "package", ks.DEFAULT_PACKAGE
@@ -665,17 +661,17 @@ def main():
             return 0
         if args.patches is not None or args.series_dir:
             if args.spec:
-                raise Failure("give a spec or --patches/--series-dir, not both")
-            spec = legacy_spec(args)
+                raise UsageError("give a spec or --patches/--series-dir, not both")
+            spec = legacy_spec(args.patches, args.series_dir)
         else:
             spec = args.spec or DEFAULT_SPEC
-        ps = plans(spec, args.flavour)
+        ps = ks.kernels(spec, args.flavour)
         if args.info:
             out = []
             for p in ps:
                 info = describe(p)
-                info["image"] = built_image(p) if p["kind"] == "image" else \
-                    os.path.join(p["store"], "bzImage")
+                info["image"] = built_image(p) if p.kind == "image" else \
+                    os.path.join(p.store, "bzImage")
                 info["built"] = os.path.isfile(info["image"])
                 out.append(info)
             json.dump(out if len(out) > 1 else out[0], sys.stdout, indent=2)
@@ -685,20 +681,19 @@ def main():
             for p in ps:
                 image = built_image(p)
                 if not image:
-                    raise Failure(f"kernel {p['label']}/{p['flavour']} is not "
+                    raise BuildError(f"kernel {p.label}/{p.flavour} is not "
                                   f"built: run kernel-series/build-kernel "
-                                  f"{spec if len(ps) == 1 and isinstance(spec, str) else p['spec']} "
-                                  f"--flavour {p['flavour']}")
+                                  f"{spec if len(ps) == 1 and isinstance(spec, str) else p.spec} "
+                                  f"--flavour {p.flavour}")
                 print(image)
             return 0
         if len(ps) > 1:
-            log(f"{len(ps)} kernels: {', '.join(p['label'] for p in ps)}")
+            log(f"{len(ps)} kernels: {', '.join(p.label for p in ps)}")
         for p in ps:
             print(build(p, args.jobs), flush=True)
         return 0
-    except Failure as e:
-        print(f"build-kernel: error: {e}", file=sys.stderr)
-        return 1
+    except NumaMatrixError as e:
+        return report("build-kernel", e)
     except KeyboardInterrupt:
         print("build-kernel: interrupted", file=sys.stderr)
         return 130

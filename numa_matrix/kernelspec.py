@@ -25,6 +25,7 @@ only read-only git commands (rev-parse, rev-list, show, merge-base) run
 there.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -32,6 +33,9 @@ import re
 import subprocess
 
 from . import KERNEL_SERIES, cache_root
+from .errors import UsageError
+from .types import KernelPlan, Source
+from .util import atomic_write
 
 DEFAULT_PACKAGE = "linux-source-6.1"
 CONFIG_DIR = os.path.join(KERNEL_SERIES, "config")
@@ -49,7 +53,7 @@ SPEC_HELP = ("baseline, patched, series-K, linux-source-X.Y[@VARIANT], "
              "optionally +SERIES_DIR (docs/kernel-specs.md)")
 
 
-class SpecError(Exception):
+class SpecError(UsageError):
     """A spec that names no kernel: the message says why and what to give."""
 
 
@@ -124,6 +128,8 @@ def split_series(spec, text):
             continue
         right = text[i + 1:]
         m = re.fullmatch(r"(.+?)(?:@(\d+))?", right)
+        if not m:
+            continue                        # a '+' at the end
         if os.path.isdir(expand(m.group(1))):
             spec.series_dir = expand(m.group(1))
             spec.series_k = int(m.group(2)) if m.group(2) else None
@@ -244,26 +250,24 @@ def resolve_commit(repo, rev, text):
 
 
 def commit_facts(repo, commit):
-    """Subject and kernel version (from the top Makefile) of a commit."""
+    """Subject, source version and `make kernelversion` (from the top
+    Makefile) of a commit."""
     subject = git(repo, "log", "-1", "--format=%s", commit).stdout.strip()
     mk = git(repo, "show", f"{commit}:Makefile", check=False)
     if mk.returncode != 0:
         raise SpecError(f"commit {commit[:12]} of {repo} has no top-level "
                         "Makefile: give a commit of a Linux kernel tree")
-    return subject, makefile_version(mk.stdout)
+    return subject, makefile_version(mk.stdout), \
+        kernelversion(mk.stdout) or "unknown"
 
 
 def makefile_version(text):
-    v = {}
-    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION"):
-        m = re.search(rf"^{key}[ \t]*=[ \t]*(\S*)", text, re.M)
-        v[key] = m.group(1) if m else ""
-    if not v["VERSION"]:
+    """A git commit's version as its source_version: make kernelversion
+    without a zero SUBLEVEL (6.12, not 6.12.0), as runs have recorded it."""
+    v = kernelversion(text)
+    if v is None:
         return "unknown"
-    out = f"{v['VERSION']}.{v['PATCHLEVEL']}"
-    if v["SUBLEVEL"] not in ("", "0"):
-        out += f".{v['SUBLEVEL']}"
-    return out + v["EXTRAVERSION"]
+    return re.sub(r"^(\d+\.\d+)\.0(?=\D|$)", r"\1", v)
 
 
 def git_commits(spec):
@@ -290,20 +294,19 @@ def git_commits(spec):
 
 # ---------------------------------------------------------------- sources
 
+@functools.lru_cache(maxsize=None)
 def compiler():
     """The compiler every kernel is built with, as `gcc --version` names
-    it: part of a kernel's identity."""
-    if not hasattr(compiler, "cached"):
-        try:
-            out = subprocess.run(["gcc", "--version"], capture_output=True,
-                                 text=True, check=False)
-        except FileNotFoundError:
-            out = None
-        if out is None or out.returncode != 0:
-            raise SpecError("gcc not found: as root, ./numa-matrix deps "
-                            "(or apt-get install gcc)")
-        compiler.cached = out.stdout.splitlines()[0].strip()
-    return compiler.cached
+    it: part of a kernel's identity. Asked once per process."""
+    try:
+        out = subprocess.run(["gcc", "--version"], capture_output=True,
+                             text=True, check=False)
+    except FileNotFoundError:
+        out = None
+    if out is None or out.returncode != 0:
+        raise SpecError("gcc not found: as root, ./numa-matrix deps "
+                        "(or apt-get install gcc)")
+    return out.stdout.splitlines()[0].strip()
 
 
 def package_info(package):
@@ -325,16 +328,15 @@ def package_info(package):
         pass
     if not version:
         version = f"size{st.st_size}-mtime{int(st.st_mtime)}"
-    return {"kind": "package", "tarball": tarball, "package": package,
-            "version": version,
-            "id": sha(tarball, version, str(st.st_size))[:12]}
+    return Source(kind="package", tarball=tarball, package=package,
+                  version=version, id=sha(tarball, version, str(st.st_size))[:12])
 
 
-def file_digest(path):
-    """sha256 of a file, remembered per (path, size, mtime) in the cache:
-    a 150 MB tarball is hashed once, not on every lookup."""
+def remembered(name, path, compute):
+    """COMPUTE(PATH), remembered per (path, size, mtime) in the cache's
+    src/NAME.json: a 150 MB tarball is read once, not on every lookup."""
     st = os.stat(path)
-    memo_path = os.path.join(cache_root(), "src", "digests.json")
+    memo_path = os.path.join(cache_root(), "src", name + ".json")
     key = f"{path}\0{st.st_size}\0{st.st_mtime_ns}"
     try:
         memo = json.loads(read(memo_path))
@@ -342,27 +344,76 @@ def file_digest(path):
         memo = {}
     if key in memo:
         return memo[key]
+    memo[key] = compute(path)
+    # Not the first thing to make the cache: a check of a command line
+    # (results/matrix run --check-args) leaves a fresh machine as it was.
+    if os.path.isdir(cache_root()):
+        try:
+            atomic_write(memo_path, json.dumps(memo))
+        except OSError:
+            pass                # a read-only cache only costs a re-read
+    return memo[key]
+
+
+def sha256_of(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
-    memo[key] = h.hexdigest()
+    return h.hexdigest()
+
+
+def file_digest(path):
+    """sha256 of a file (a tarball, a bzImage), remembered."""
+    return remembered("digests", path, sha256_of)
+
+
+def kernelversion(makefile):
+    """What `make kernelversion` prints for a top-level Makefile's text:
+    VERSION.PATCHLEVEL.SUBLEVEL and EXTRAVERSION (6.1.192, 6.12.0, 6.13.0-rc3),
+    without a Debian revision or a local version. None when it names none."""
+    v = {}
+    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION"):
+        m = re.search(rf"^{key}[ \t]*=[ \t]*(\S*)", makefile, re.M)
+        v[key] = m.group(1) if m else ""
+    if not v["VERSION"].isdigit():
+        return None
+    out = v["VERSION"]
+    if v["PATCHLEVEL"]:
+        out += "." + v["PATCHLEVEL"]
+        if v["SUBLEVEL"]:
+            out += "." + v["SUBLEVEL"]
+    return out + v["EXTRAVERSION"]
+
+
+def tarball_makefile(path):
+    """The top-level Makefile of a kernel source tarball, read without
+    unpacking the rest (tar stops at it: it comes early)."""
     try:
-        os.makedirs(os.path.dirname(memo_path), exist_ok=True)
-        tmp = f"{memo_path}.tmp{os.getpid()}"
-        with open(tmp, "w") as f:
-            json.dump(memo, f)
-        os.rename(tmp, memo_path)
-    except OSError:
-        pass                    # a read-only cache only costs a re-hash
-    return memo[key]
+        out = subprocess.run(["tar", "-xf", path, "-O", "--wildcards",
+                              "--no-wildcards-match-slash", "--occurrence=1",
+                              "*/Makefile"], capture_output=True, text=True,
+                             errors="replace", check=False)
+    except FileNotFoundError:
+        raise SpecError("tar not found: apt-get install tar") from None
+    return out.stdout
+
+
+def tarball_kernelversion(path):
+    """`make kernelversion` of a source tarball, remembered."""
+    version = remembered("kernelversions", path,
+                         lambda p: kernelversion(tarball_makefile(p)))
+    if not version:
+        raise SpecError(f"{path}: no top-level Makefile with a VERSION in it: "
+                        "give a kernel source tarball")
+    return version
 
 
 def tarball_info(path):
     stem = re.sub(r"\.(tar|tar\.xz|tar\.gz|tar\.bz2|tar\.zst|tgz|txz)$", "",
                   os.path.basename(path))
-    return {"kind": "tarball", "tarball": path, "package": None,
-            "version": stem, "id": "tar-" + file_digest(path)[:12]}
+    return Source(kind="tarball", tarball=path, version=stem,
+                  id="tar-" + file_digest(path)[:12])
 
 
 def read_series(series_dir):
@@ -412,7 +463,9 @@ def variant_patches(spec, series_dir, names):
                         "series): only baseline")
     if v == "patched":
         return len(names)
-    k = int(VARIANT_RE.fullmatch(v).group(1))
+    m = VARIANT_RE.fullmatch(v)
+    assert m is not None                    # parse_base() checked it
+    k = int(m.group(1))
     if not 0 <= k <= len(names):
         raise SpecError(f"kernel spec '{spec.text}': {v} needs {k} patches, "
                         f"the {spec.package} series has {len(names)}: give "
@@ -446,7 +499,7 @@ def kernels(text, flavour="perf"):
         plans = [plan_git(spec, c, flavour) for c in commits]
         if spec.label and len(plans) > 1:
             for i, p in enumerate(plans):
-                p["label"] = f"{spec.label}-{i}"
+                p.label = f"{spec.label}-{i}"
         return plans
     if spec.kind == "image":
         return [plan_image(spec)]
@@ -457,7 +510,7 @@ def one(text, flavour="perf"):
     """The one kernel a spec names; a range is refused."""
     plans = kernels(text, flavour)
     if len(plans) > 1:
-        raise SpecError(f"kernel spec '{plans[0]['spec_text']}' names "
+        raise SpecError(f"kernel spec '{plans[0].spec_text}' names "
                         f"{len(plans)} kernels (a range): give one commit")
     return plans[0]
 
@@ -494,23 +547,19 @@ def series_suffix(spec):
 
 
 def common(spec, flavour, patches, configs):
+    """The fields of a KernelPlan every built kernel has."""
     frags = fragments(configs, flavour)
     cc = compiler()
-    return {
-        "spec_text": spec.text,
-        "flavour": flavour,
-        "patches": len(patches),
-        "patch_names": [n for n, _ in patches],
-        "patch_paths": [p for _, p in patches],
-        "series_configs": configs,
-        "fragments": frags,
-        "compiler": cc,
-        "series_hash": sha(*[read(p, "rb") for _, p in patches])[:12],
+    return dict(
+        spec_text=spec.text, flavour=flavour,
+        patch_names=[n for n, _ in patches],
+        patch_paths=[p for _, p in patches],
+        series_configs=configs, fragments=frags, compiler=cc,
+        series_hash=sha(*[read(p, "rb") for _, p in patches])[:12],
         # The compiler is part of the configuration: another gcc, another
         # kernel (and another cache entry).
-        "config_hash": sha(flavour, *[read(f, "rb") for f in frags], cc)[:12],
-        "root": cache_root(),
-    }
+        config_hash=sha(flavour, *[read(f, "rb") for f in frags], cc)[:12],
+        root=cache_root())
 
 
 def plan_tree(spec, flavour):
@@ -525,34 +574,30 @@ def plan_tree(spec, flavour):
         src = tarball_info(spec.path)
         series_dir, names, k = None, [], 0
     patches, configs = patch_list(spec, names, k, series_dir)
-    p = common(spec, flavour, patches, configs)
+    c = common(spec, flavour, patches, configs)
     variant = variant_name(k, len(names))
     if spec.kind == "package" and spec.package == DEFAULT_PACKAGE:
         label = variant
     elif spec.kind == "package":
         label = f"{spec.package.removeprefix('linux-source-')}-{variant}"
     else:
-        label = src["version"]
-    tree_key = f"{src['id']}-{p['series_hash']}"
-    p.update({
-        "kind": spec.kind,
-        "label": spec.label or label + series_suffix(spec),
-        "variant": variant,
-        "source": src,
-        "source_version": src["version"],
-        "spec": canonical(spec, variant),
-        "pristine": os.path.join(p["root"], "src", f"pristine-{src['id']}"),
-        "tree": os.path.join(p["root"], "src", tree_key),
+        label = src.version
+    root = c["root"]
+    tree_key = f"{src.id}-{c['series_hash']}"
+    return KernelPlan(
+        kind=spec.kind, label=spec.label or label + series_suffix(spec),
+        variant=variant, source=src, source_version=src.version,
+        spec=canonical(spec, variant),
+        pristine=os.path.join(root, "src", f"pristine-{src.id}"),
+        tree=os.path.join(root, "src", tree_key),
         # A direct child of the tree: kbuild then uses srctree := .., so
         # compiler command lines are the same for every tree and ccache
         # hits across variants, sources and commits.
-        "build": os.path.join(p["root"], "src", tree_key, f"build-{flavour}"),
-        "store": os.path.join(p["root"], "kernels",
-                              f"{tree_key}-{flavour}-{p['config_hash']}"),
-        "localversion": f"-nm{len(patches)}-{flavour}",
-        "build_version": f"1-{p['series_hash']}",
-    })
-    return p
+        build=os.path.join(root, "src", tree_key, f"build-{flavour}"),
+        store=os.path.join(root, "kernels",
+                           f"{tree_key}-{flavour}-{c['config_hash']}"),
+        localversion=f"-nm{len(patches)}-{flavour}",
+        build_version=f"1-{c['series_hash']}", **c)
 
 
 def canonical(spec, variant):
@@ -572,40 +617,32 @@ def canonical(spec, variant):
 
 
 def plan_git(spec, commit, flavour):
-    subject, version = commit_facts(spec.path, commit)
+    subject, version, kversion = commit_facts(spec.path, commit)
     patches, configs = patch_list(spec, [], 0, None)
-    p = common(spec, flavour, patches, configs)
+    c = common(spec, flavour, patches, configs)
     repo_id = sha(spec.gitdir)[:12]
-    clone = os.path.join(p["root"], "src", f"git-{repo_id}")
-    ident = commit[:12] + (f"+{p['series_hash']}" if patches else "")
-    s = f"{spec.path}@{commit}"
+    clone = os.path.join(c["root"], "src", f"git-{repo_id}")
+    ident = commit[:12] + (f"+{c['series_hash']}" if patches else "")
+    text = f"{spec.path}@{commit}"
     if spec.series_dir:
-        s += "+" + spec.series_dir + (f"@{spec.series_k}"
-                                      if spec.series_k is not None else "")
-    p.update({
-        "kind": "git",
-        "label": spec.label or commit[:12] + series_suffix(spec),
-        "variant": None,
-        "source": {"kind": "git", "repo": spec.path, "gitdir": spec.gitdir,
-                   "package": None, "version": version,
-                   "id": f"git-{commit[:12]}"},
-        "source_version": version,
-        "commit": commit,
-        "subject": subject,
-        "spec": s,
-        "clone": clone,
-        "tree": os.path.join(clone, "linux"),
+        text += "+" + spec.series_dir + (f"@{spec.series_k}"
+                                         if spec.series_k is not None else "")
+    return KernelPlan(
+        kind="git", label=spec.label or commit[:12] + series_suffix(spec),
+        source=Source(kind="git", repo=spec.path, gitdir=spec.gitdir,
+                      version=version, id=f"git-{commit[:12]}"),
+        source_version=version, kernel_version=kversion, commit=commit,
+        subject=subject, spec=text, clone=clone,
+        tree=os.path.join(clone, "linux"),
         # One work tree and build dir per repository: the commits of one
         # tree are incremental builds of each other.
-        "build": os.path.join(clone, "linux", f"build-{flavour}"),
-        "store": os.path.join(p["root"], "kernels",
-                              f"git-{commit[:12]}-{p['series_hash']}-{flavour}-"
-                              f"{p['config_hash']}"),
-        "localversion": f"-nm-{commit[:8]}" + (f"+{len(patches)}" if patches
-                                               else "") + f"-{flavour}",
-        "build_version": f"1-{ident}",
-    })
-    return p
+        build=os.path.join(clone, "linux", f"build-{flavour}"),
+        store=os.path.join(c["root"], "kernels",
+                           f"git-{commit[:12]}-{c['series_hash']}-{flavour}-"
+                           f"{c['config_hash']}"),
+        localversion=f"-nm-{commit[:8]}" + (f"+{len(patches)}" if patches
+                                            else "") + f"-{flavour}",
+        build_version=f"1-{ident}", **c)
 
 
 # ---------------------------------------------------------------- ready images
@@ -651,23 +688,31 @@ def plan_image(spec):
                         "arch/x86/boot/bzImage of a built tree")
     digest = file_digest(spec.path)
     m = re.search(r"\((gcc[^)]*\)[^,)]*)", version)
-    return {
-        "kind": "image",
-        "spec_text": spec.text,
-        "spec": spec.path,
-        "label": spec.label or f"image-{digest[:8]}",
-        "variant": None,
-        "image": spec.path,
-        "config": image_config(spec.path),
-        "source": {"kind": "image", "package": None,
-                   "version": version.split()[0], "id": f"img-{digest[:12]}"},
-        "source_version": version.split()[0],
-        "version_string": version,
-        "compiler": m.group(1) if m else "unknown",
-        "flavour": None,
-        "patches": 0,
-        "patch_names": [],
-        "series_hash": digest[:12],
-        "config_hash": None,
-        "store": None,
-    }
+    return KernelPlan(
+        kind="image", spec_text=spec.text, spec=spec.path,
+        label=spec.label or f"image-{digest[:8]}", image=spec.path,
+        config=image_config(spec.path),
+        source=Source(kind="image", version=version.split()[0],
+                      id=f"img-{digest[:12]}"),
+        source_version=version.split()[0], version_string=version,
+        compiler=m.group(1) if m else "unknown", series_hash=digest[:12])
+
+
+def kernel_version(plan):
+    """`make kernelversion` of a kernel's source (6.1.192, 6.12.118,
+    6.13.0-rc3): no Debian revision, no local version. A Debian package
+    or a tarball: its top Makefile (a Debian package whose tarball cannot
+    be read: its version without the Debian revision); a git commit: its
+    Makefile; a ready bzImage: its version string up to the first '-'.
+    What results/<version>/ is named after."""
+    if plan.kernel_version:
+        return plan.kernel_version
+    src = plan.source
+    if src.kind == "image":
+        return plan.source_version.split("-", 1)[0]
+    try:
+        return tarball_kernelversion(src.tarball)
+    except (OSError, SpecError):
+        if src.kind == "package":
+            return src.version.rsplit("-", 1)[0]
+        raise

@@ -39,13 +39,17 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
 
 from numa_matrix import BUILD_KERNEL, RUN_GUEST, TOP, cache_root
+from numa_matrix import tap
+from numa_matrix.errors import NumaMatrixError, UsageError, report
+from numa_matrix.kernelspec import FLAVOURS
+from numa_matrix.types import EXIT_SETUP, EXIT_SPLAT, EXIT_TIMEOUT, GUEST_EXITS
+from numa_matrix.util import atomic_write, run_child, terminate_as_interrupt
 
 HERE = os.path.join(TOP, "kernel-series", "mutants")
 # Mutants of another source than linux-source-6.1 live in a folder named after it.
@@ -58,6 +62,10 @@ DEFAULT_JSON = os.path.join(TOP, "results", "mutants", "mutants.json")
 
 def log(msg):
     print(f"run-mutants: {msg}", file=sys.stderr, flush=True)
+
+
+class MutantsError(NumaMatrixError):
+    """A campaign that cannot go on: the message says why."""
 
 
 def mutants(prefixes):
@@ -107,9 +115,9 @@ def build(args_list, what):
     if r.returncode == 0 and r.stdout.strip():
         return r.stdout.strip().splitlines()[-1]
     log(f"building {what} (cached when unchanged)")
-    r = subprocess.run([BUILD_KERNEL] + args_list, stdout=subprocess.PIPE, text=True)
+    r = run_child([BUILD_KERNEL] + args_list, stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
-        raise SystemExit(f"run-mutants: building {what} failed (build-kernel exit "
+        raise MutantsError(f"building {what} failed (build-kernel exit "
                          f"{r.returncode})")
     return r.stdout.strip().splitlines()[-1]
 
@@ -134,32 +142,34 @@ def suite_tests(build_dir, only):
         tests.append((t["name"], t["cmd"][0]))
     missing = [n for n in (only or []) if n not in [t[0] for t in tests]]
     if missing:
-        raise SystemExit(f"run-mutants: not in the numa suite of {build_dir}: "
+        raise UsageError(f"not in the numa suite of {build_dir}: "
                          f"{', '.join(missing)}")
     absent = [p for _, p in tests if not os.access(p, os.X_OK)]
     if absent:
-        raise SystemExit(f"run-mutants: no test binary {absent[0]}: build it (meson "
+        raise MutantsError(f"no test binary {absent[0]}: build it (meson "
                          f"compile -C {build_dir}) or name the right --build-dir")
     return tests
 
 
-def verdict(tap, status, guest_rc):
+def verdict(output, status, guest_rc):
     """(verdict, detail) of one test's run from its TAP, exit status and run-guest's."""
-    lines = tap.splitlines()
-    notok = sum(1 for x in lines if x.startswith("not ok") and "# TODO" not in x)
-    bail = any(x.startswith("Bail out!") for x in lines)
-    plan = next((x for x in lines if re.match(r"^1\.\.\d+", x)), "")
-    if guest_rc == 123:
+    report = tap.parse(output)
+    notok = len(report.failures)
+    bail = report.bailed is not None
+    plan = "" if report.plan is None else \
+        f"1..{report.plan}" + (f" # SKIP {report.skip_all}"
+                               if report.skip_all else "")
+    if guest_rc == EXIT_SPLAT:
         return "fail", "kernel splat in the guest's log"
-    if guest_rc == 124:
+    if guest_rc == EXIT_TIMEOUT:
         return "fail", "the guest hung (timeout)"
-    if guest_rc == 125:
+    if guest_rc == EXIT_SETUP:
         return "error", "the guest did not start"
     if notok or bail or status != 0:
         detail = f"{notok} not ok" + (", bail out" if bail else "") + \
             (f", exit {status}" if status else "")
         return "fail", detail
-    if plan.startswith("1..0"):
+    if report.plan == 0:
         return "skip", plan
     return "pass", plan
 
@@ -167,12 +177,12 @@ def verdict(tap, status, guest_rc):
 def run_test(image, name, path, topology, timeout):
     """One test in a guest of its own: (verdict, detail, seconds)."""
     t0 = time.time()
-    r = subprocess.run([RUN_GUEST, "--topology", topology, "--kernel", image,
+    r = run_child([RUN_GUEST, "--topology", topology, "--kernel", image,
                         "--timeout", str(timeout), "--", path],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    status = r.returncode if r.returncode not in (123, 124, 125) else 0
+    status = r.returncode if r.returncode not in GUEST_EXITS else 0
     v, detail = verdict(r.stdout, status, r.returncode)
-    if r.returncode in (123, 124, 125):
+    if r.returncode in GUEST_EXITS:
         log(f"{name}: run-guest exit {r.returncode}:\n{r.stderr[-1500:]}")
     return v, detail, round(time.time() - t0, 1)
 
@@ -198,21 +208,17 @@ class Record:
         return k
 
     def save(self):
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.data, f, indent=1, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(self.data, indent=1,
+                                           sort_keys=True) + "\n")
 
 
-def run_kernel(rec, name, image, description, tests, args):
+def run_kernel(rec, name, image, description, tests, topology, timeout):
     k = rec.kernel(name, image, description)
     for test, path in tests:
         res = k["results"].get(test)
         if res and res.get("binary") == digest(path):
             continue
-        v, detail, secs = run_test(image, test, path, args.topology, args.timeout)
+        v, detail, secs = run_test(image, test, path, topology, timeout)
         k["results"][test] = {"verdict": v, "detail": detail, "seconds": secs,
                               "image": k["image"], "binary": digest(path),
                               "at": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")}
@@ -261,7 +267,7 @@ def update_doc(path, text):
     with open(path) as f:
         doc = f.read()
     if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"run-mutants: {path} has no '{BEGIN}' ... '{END}' markers")
+        raise MutantsError(f"{path} has no '{BEGIN}' ... '{END}' markers")
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     with open(path, "w") as f:
@@ -269,11 +275,12 @@ def update_doc(path, text):
 
 
 def main():
+    terminate_as_interrupt()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mutants", nargs="*", help="mutant name prefixes (default: all)")
     ap.add_argument("--tests", help="comma-separated tests of the numa suite (default: all)")
     ap.add_argument("--topology", default="4node")
-    ap.add_argument("--flavour", default="perf", choices=("perf", "debug"))
+    ap.add_argument("--flavour", default="perf", choices=FLAVOURS)
     ap.add_argument("--build-dir", default=os.path.join(TOP, "build"))
     ap.add_argument("--timeout", type=int, default=600, help="per guest, seconds")
     ap.add_argument("--json", default=DEFAULT_JSON,
@@ -284,30 +291,39 @@ def main():
     ap.add_argument("--markdown", action="store_true", help="print the table")
     args = ap.parse_args()
 
-    rec = Record(args.json, args.topology, args.flavour)
-    if not args.render:
-        names = mutants(args.mutants)
-        if not names:
-            raise SystemExit("run-mutants: no mutant matches")
-        tests = suite_tests(args.build_dir, args.tests.split(",") if args.tests else None)
-        for spec, base in sorted({source_of(n) for n in names}):
-            base_img = build([spec, "--flavour", args.flavour], base)
-            run_kernel(rec, base, base_img, "no patch", tests, args)
-        for name in names:
-            spec = f"{source_of(name)[0]}+{series_dir(name)}"
-            img = build([spec, "--flavour", args.flavour], name)
-            run_kernel(rec, name, img, describe(name), tests, args)
-    out, broken = rows(rec.data)
-    for t in sorted(broken):
-        log(f"{t} fails on the baseline: it cannot catch anything")
-    text = table(rec.data)
-    if args.doc:
-        update_doc(args.doc, text)
-    if args.markdown:
-        print(text, end="")
-    elif not args.render:
-        for name, _, catching, _ in out:
-            print(f"{name}: {'CAUGHT' if catching else 'NOT CAUGHT'}")
-            for c in catching:
-                print(f"    {c}")
-    return 0 if all(c for _, _, c, _ in out) else 1
+    try:
+        rec = Record(args.json, args.topology, args.flavour)
+        if not args.render:
+            names = mutants(args.mutants)
+            if not names:
+                raise UsageError("no mutant matches")
+            tests = suite_tests(args.build_dir, args.tests.split(",") if args.tests else None)
+            for spec, base in sorted({source_of(n) for n in names}):
+                base_img = build([spec, "--flavour", args.flavour], base)
+                run_kernel(rec, base, base_img, "no patch", tests,
+                           args.topology, args.timeout)
+            for name in names:
+                spec = f"{source_of(name)[0]}+{series_dir(name)}"
+                img = build([spec, "--flavour", args.flavour], name)
+                run_kernel(rec, name, img, describe(name), tests,
+                           args.topology, args.timeout)
+        out, broken = rows(rec.data)
+        for t in sorted(broken):
+            log(f"{t} fails on the baseline: it cannot catch anything")
+        text = table(rec.data)
+        if args.doc:
+            update_doc(args.doc, text)
+        if args.markdown:
+            print(text, end="")
+        elif not args.render:
+            for name, _, catching, _ in out:
+                print(f"{name}: {'CAUGHT' if catching else 'NOT CAUGHT'}")
+                for c in catching:
+                    print(f"    {c}")
+        return 0 if all(c for _, _, c, _ in out) else 1
+    except NumaMatrixError as e:
+        return report("run-mutants", e)
+    except KeyboardInterrupt:
+        log(f"interrupted: every result so far is in {args.json}; run the "
+            "same command again to go on")
+        return 130

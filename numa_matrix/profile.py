@@ -30,6 +30,10 @@ import time
 
 from . import kernels as kbuild
 from . import matrix as mx
+from .errors import UsageError
+from .rundir import RunDirError, cell_path, read_cell, write_env
+from .types import ProfileRequest
+from .util import atomic_write
 
 USER = "[user]"
 UNKNOWN = "[kernel, no symbol]"
@@ -44,8 +48,8 @@ TEXT_TYPES = set("tTwW")
 MARKER = re.compile(r"_s?text|_etext|_sinittext|_einittext|__\w*text_(start|end)")
 
 
-class Failure(mx.Failure):
-    pass
+class ProfileError(RunDirError):
+    """A profile that cannot be read or does not add up."""
 
 
 # ---------------------------------------------------------------- symbols
@@ -57,7 +61,7 @@ class Symbols:
 
     def __init__(self, path):
         self.path = path
-        best = {}
+        best: dict = {}
         with open(path) as f:
             for order, line in enumerate(f):
                 fields = line.split()
@@ -66,7 +70,7 @@ class Symbols:
                 try:
                     addr = int(fields[0], 16)
                 except ValueError:
-                    raise Failure(f"{path}:{order + 1}: not a System.map "
+                    raise ProfileError(f"{path}:{order + 1}: not a System.map "
                                   f"line: {line.strip()[:60]!r}") from None
                 kind, name = fields[1], fields[2]
                 if addr < KERNEL_HALF or kind in "aA":
@@ -80,7 +84,7 @@ class Symbols:
                 if addr not in best or rank < best[addr][0]:
                     best[addr] = (rank, name if is_func else None)
         if not best:
-            raise Failure(f"{path}: no kernel symbols")
+            raise ProfileError(f"{path}: no kernel symbols")
         self.addrs = sorted(best)
         self.names = [best[a][1] for a in self.addrs]
 
@@ -101,39 +105,43 @@ def read_profile(path):
     """The plugin's profile file: ({header fields}, {address: count}).
     Refuses a file the plugin did not finish (QEMU killed) or whose lines
     do not add up to its own header."""
-    header, counts = {}, {}
+    fields: dict = {}
+    counts: dict = {}
     try:
         with open(path) as f:
             lines = f.read().splitlines()
     except OSError as e:
-        raise Failure(f"cannot read the profile {path}: {e.strerror}") from None
+        raise ProfileError(f"cannot read the profile {path}: {e.strerror}") from None
     for lineno, line in enumerate(lines, 1):
         if line.startswith("#"):
-            header.update(w.split("=", 1) for w in line[1:].split() if "=" in w)
+            for word in line[1:].split():
+                key, eq, value = word.partition("=")
+                if eq:
+                    fields[key] = value
             continue
         try:
             addr, count = line.split()
             counts[int(addr, 16)] = counts.get(int(addr, 16), 0) + int(count)
         except ValueError:
-            raise Failure(f"{path}:{lineno}: not 'ADDRESS COUNT': "
+            raise ProfileError(f"{path}:{lineno}: not 'ADDRESS COUNT': "
                           f"{line[:60]!r}") from None
-    if "regions" not in header:
-        raise Failure(f"{path}: no '# regions=' header: the plugin did not "
+    if "regions" not in fields:
+        raise ProfileError(f"{path}: no '# regions=' header: the plugin did not "
                       "write it (did the guest finish?)")
     try:
-        header = {k: int(v) for k, v in header.items()}
+        header = {k: int(v) for k, v in fields.items()}
     except ValueError:
-        raise Failure(f"{path}: a header field that is not a number") from None
+        raise ProfileError(f"{path}: a header field that is not a number") from None
     total = sum(counts.values())
     if total != header.get("insns"):
-        raise Failure(f"{path}: its lines add up to {total} instructions, its "
+        raise ProfileError(f"{path}: its lines add up to {total} instructions, its "
                       f"header says {header.get('insns')}")
     return header, counts
 
 
 def by_function(counts, symbols):
     """{function: instructions}."""
-    out = {}
+    out: dict = {}
     for addr, n in counts.items():
         name = symbols.name(addr)
         out[name] = out.get(name, 0) + n
@@ -175,8 +183,8 @@ def diff(funcs_a, funcs_b):
     """[(function, A, B, B - A)] over the functions of either, the largest
     change first (equal changes by name)."""
     names = set(funcs_a) | set(funcs_b)
-    rows = [(n, funcs_a.get(n, 0), funcs_b.get(n, 0)) for n in names]
-    rows = [(n, a, b, b - a) for n, a, b in rows]
+    rows = [(n, funcs_a.get(n, 0), funcs_b.get(n, 0),
+             funcs_b.get(n, 0) - funcs_a.get(n, 0)) for n in names]
     return sorted(rows, key=lambda r: (-abs(r[3]), r[0]))
 
 
@@ -209,7 +217,7 @@ def diff_table(title, funcs_a, regions_a, funcs_b, regions_b, pages, top=None):
 # ---------------------------------------------------------------- running
 
 def profile_path(rundir, topo, scenario, kernel):
-    return mx.cell_path(rundir, topo, scenario, kernel)[:-4] + ".profile"
+    return cell_path(rundir, topo, scenario, kernel)[:-4] + ".profile"
 
 
 def check_plugin(env):
@@ -217,7 +225,7 @@ def check_plugin(env):
     stops QEMU at start with "unknown argument")."""
     with open(env["cost_model"]["plugin"], "rb") as f:
         if b"profile=" not in f.read():
-            raise Failure(f"the cost model plugin {env['cost_model']['plugin']} "
+            raise ProfileError(f"the cost model plugin {env['cost_model']['plugin']} "
                           "predates profile=: rebuild it (meson compile -C "
                           "BUILD_DIR)")
 
@@ -229,7 +237,7 @@ def checked(cell, header, label):
     if header["regions"] != len(cell["model"]) or \
             header["insns"] != records or \
             header["insns"] != header.get("region_insns"):
-        raise Failure(f"{label}: the profile counts {header['insns']} "
+        raise ProfileError(f"{label}: the profile counts {header['insns']} "
                       f"instructions in {header['regions']} regions, the "
                       f"cell's records {records} in {len(cell['model'])}")
     return (f"{label}: {header['insns']} instructions in {header['regions']} "
@@ -239,99 +247,82 @@ def checked(cell, header, label):
 
 
 class Profile:
-    def __init__(self, args):
-        self.args = args
-        self.kernels = mx.select_kernels(",".join(args.kernel), args.flavour)
-        if args.run_dir:
-            self.rundir = os.path.abspath(args.run_dir)
+    def __init__(self, req: ProfileRequest):
+        c = req.cells
+        self.req, self.params, self.scenario = req, c.params, c.scenario
+        self.kernels = mx.select_kernels(",".join(req.kernels),
+                                         self.params.flavour)
+        if c.run_dir:
+            self.rundir = os.path.abspath(c.run_dir)
         else:
             self.rundir = os.path.join(
-                args.results, "profiles", time.strftime("%Y%m%d-%H%M%S") +
-                f"-{args.topology}-{args.scenario}")
+                os.path.abspath(c.results), "profiles",
+                time.strftime("%Y%m%d-%H%M%S") + f"-{c.topology}-{c.scenario}")
         os.makedirs(self.rundir, exist_ok=True)
-        self.topos = mx.select_topologies(args.topology, self.rundir)
+        self.topos = mx.select_topologies(c.topology, self.rundir)
         self.topo = next(iter(self.topos))
-        self.env = mx.write_env(self.rundir, args, self.kernels, self.topos,
-                                [args.scenario])
+        self.env = write_env(self.rundir, self.params, self.kernels, self.topos,
+                             {c.scenario: mx.SCENARIOS[c.scenario]})
 
     def measure(self, label):
         """The cell and profile of one kernel, run if not there yet."""
-        a = self.args
-        cell = mx.cell_path(self.rundir, self.topo, a.scenario, label)
-        prof = profile_path(self.rundir, self.topo, a.scenario, label)
+        scenario = self.scenario
+        cell = cell_path(self.rundir, self.topo, scenario, label)
+        prof = profile_path(self.rundir, self.topo, scenario, label)
         done = os.path.exists(cell) and os.path.exists(prof) and \
             os.path.getsize(prof) > 0
         if not done:
-            mx.log(f"{label}: {a.scenario} on {self.topo}, model clock, "
+            mx.log(f"{label}: {scenario} on {self.topo}, model clock, "
                    f"profile")
             ok, reason = mx.run_cell(self.env, self.rundir, label, self.topo,
-                                     a.scenario, profile=prof)
+                                     scenario, profile=prof)
             if not ok:
-                raise Failure(f"{label}: the benchmark failed: {reason} (see "
-                              f"{cell[:-4]}.failed)")
-        return mx.read_cell(cell), read_profile(prof)
+                raise ProfileError(f"{label}: the benchmark failed: {reason} "
+                                   f"(see {cell[:-4]}.failed)")
+        return read_cell(cell), read_profile(prof)
 
     def run(self):
-        a = self.args
+        top, scenario = self.req.top or None, self.scenario
         mx.build_kernels(self.env, self.rundir)
         check_plugin(self.env)
         out, checks, results = [], [], {}
         for label in self.kernels:
             cell, (header, counts) = self.measure(label)
             info = self.env["kernels"][label]
-            try:
-                symbols = Symbols(kbuild.system_map(self.kernels[label]))
-            except kbuild.Failure as e:
-                raise Failure(str(e)) from None
+            symbols = Symbols(kbuild.system_map(self.kernels[label]))
             checks.append(checked(cell, header, label))
             funcs = by_function(counts, symbols)
             results[label] = (funcs, header["regions"], cell["pages"])
             out.append(table(
-                f"{a.scenario} on {self.topo}, {label} ({info['source_version']}"
+                f"{scenario} on {self.topo}, {label} ({info['source_version']}"
                 f", {info['patches']} patches): {header['regions']} iterations"
                 f" x {cell['pages']} pages, {header['insns']} instructions "
                 "(model clock, timed regions)", funcs, header["regions"],
-                cell["pages"], a.top or None))
+                cell["pages"], top))
         labels = list(results)
         for b in labels[1:]:
             fa, ra, pages = results[labels[0]]
             fb, rb, pages_b = results[b]
             if pages_b != pages:
-                raise Failure(f"{labels[0]} and {b} have {pages} and {pages_b} "
-                              "pages per iteration: not one benchmark")
+                raise ProfileError(f"{labels[0]} and {b} have {pages} and "
+                                   f"{pages_b} pages per iteration: not one "
+                                   "benchmark")
             out.append(diff_table(
-                f"{a.scenario} on {self.topo}, instructions per page: "
-                f"A = {labels[0]}, B = {b}", fa, ra, fb, rb, pages,
-                a.top or None))
+                f"{scenario} on {self.topo}, instructions per page: "
+                f"A = {labels[0]}, B = {b}", fa, ra, fb, rb, pages, top))
         out.append("sums (profile = regions):\n" +
                    "\n".join("  " + c for c in checks))
         return "\n\n".join(out) + "\n"
 
 
-def cmd_profile(args):
-    if not args.kernel:
-        raise Failure("give the kernel to profile: --kernel SPEC (twice for "
-                      "a diff)")
-    mx.one_cell_args(args, "model")
-    p = Profile(args)
+def profile(req: ProfileRequest):
+    """results/matrix profile: the tables, printed and in profile.txt."""
+    if not req.kernels:
+        raise UsageError("give the kernel to profile: --kernel SPEC (twice "
+                         "for a diff)")
+    p = Profile(req)
     text = p.run()
-    mx.atomic_write(os.path.join(p.rundir, "profile.txt"), text)
+    atomic_write(os.path.join(p.rundir, "profile.txt"), text)
     print(text, end="")
     mx.log(f"cells, profiles and tables: {p.rundir}")
     return 0
-
-
-def add_parser(sub):
-    p = sub.add_parser("profile", help="instructions per kernel function of "
-                       "the timed region (cost model), one kernel or two",
-                       description=__doc__.split("\n\n")[0])
-    p.add_argument("--kernel", action="append", default=[], metavar="SPEC",
-                   help="kernel spec (LABEL=SPEC names it); twice or more: "
-                   "each later one against the first")
-    mx.add_one_cell(p, "per kernel (default 3; the profile sums them)")
-    p.add_argument("--top", type=int, default=25,
-                   help="rows per table, the rest in one (default 25; 0: all)")
-    p.add_argument("--run-dir", help="where the cells go (default: "
-                   "results/profiles/<id>-<topology>-<scenario>); an "
-                   "existing one is reused, its profiled kernels not run again")
-    return p

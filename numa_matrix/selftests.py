@@ -21,7 +21,6 @@ with the reason.
 
 import argparse
 import ctypes
-import hashlib
 import json
 import os
 import re
@@ -34,7 +33,9 @@ import threading
 import time
 
 from . import KERNEL_SERIES, cache_root
-from . import kernels
+from . import kernels, tap
+from .errors import NumaMatrixError, report
+from .util import atomic_write, replace_dir
 
 CATALOGUE = os.path.join(KERNEL_SERIES, "mm-selftests.list")
 KNOWN = os.path.join(KERNEL_SERIES, "mm-selftests.known")
@@ -55,8 +56,9 @@ RECIPE = "headers+kselftest-install-1"
 SKIP_EXIT = 4
 
 
-class Failure(Exception):
-    """An error the user can act on; the message names the cause."""
+class SelftestsError(NumaMatrixError):
+    """The catalogue, a build or a run of the selftests went wrong: the
+    message names the cause."""
 
 
 def log(msg):
@@ -77,40 +79,40 @@ class Entry:
 
 
 def parse_needs(text, where):
-    needs = {}
+    needs: dict = {}
     if text == "-":
         return needs
     for item in text.split(","):
         key, eq, value = item.partition("=")
         if key not in NEEDS:
-            raise Failure(f"{where}: unknown need '{key}' (known: "
+            raise SelftestsError(f"{where}: unknown need '{key}' (known: "
                           f"{', '.join(NEEDS)})")
         if key in ("nobody", "kconfig", "swap"):
             if eq:
-                raise Failure(f"{where}: '{key}' takes no value")
+                raise SelftestsError(f"{where}: '{key}' takes no value")
             needs[key] = True
             continue
         if not value:
-            raise Failure(f"{where}: '{key}' needs a value ({key}=...)")
+            raise SelftestsError(f"{where}: '{key}' needs a value ({key}=...)")
         if key == "config":
             if (not re.fullmatch(r"[A-Z0-9_]+(\+[A-Z0-9_]+)*", value)
                     or "CONFIG_" in value):
-                raise Failure(f"{where}: config={value}: give option names "
+                raise SelftestsError(f"{where}: config={value}: give option names "
                               "without CONFIG_, joined by +")
         elif key != "hugetlbfs" and not value.isdigit():
-            raise Failure(f"{where}: {key}={value}: not a whole number")
+            raise SelftestsError(f"{where}: {key}={value}: not a whole number")
         if key == "hugetlbfs" and (value.startswith("/") or ".." in value):
-            raise Failure(f"{where}: hugetlbfs={value}: give a directory "
+            raise SelftestsError(f"{where}: hugetlbfs={value}: give a directory "
                           "inside the test's directory")
         needs[key] = value
     return needs
 
 
 def parse_catalogue(text, path=CATALOGUE):
-    """[Entry] in file order; raises Failure naming file:line."""
+    """[Entry] in file order; raises SelftestsError naming file:line."""
     entries = []
-    seen = {}
-    suites = {}
+    seen: dict = {}
+    suites: dict = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -118,24 +120,24 @@ def parse_catalogue(text, path=CATALOGUE):
         where = f"{path}:{lineno}"
         fields = line.split()
         if len(fields) < 5:
-            raise Failure(f"{where}: expected NAME SUITE DIRS NEEDS PROGRAM "
+            raise SelftestsError(f"{where}: expected NAME SUITE DIRS NEEDS PROGRAM "
                           f"[ARGS], got {len(fields)} field(s)")
         name, suite, dirs, needs = fields[:4]
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
-            raise Failure(f"{where}: '{name}' is not a test name (letters, "
+            raise SelftestsError(f"{where}: '{name}' is not a test name (letters, "
                           "digits, _ . -)")
         if suite not in SUITES:
-            raise Failure(f"{where}: suite '{suite}': use {' or '.join(SUITES)}")
+            raise SelftestsError(f"{where}: suite '{suite}': use {' or '.join(SUITES)}")
         if suites.setdefault(name, suite) != suite:
-            raise Failure(f"{where}: {name} is in suite {suites[name]} on "
+            raise SelftestsError(f"{where}: {name} is in suite {suites[name]} on "
                           "another line: one suite per test")
         dirs = dirs.split(",")
         for d in dirs:
             if d not in DIRS:
-                raise Failure(f"{where}: directory '{d}': use "
+                raise SelftestsError(f"{where}: directory '{d}': use "
                               f"{' or '.join(DIRS)}")
             if (name, d) in seen:
-                raise Failure(f"{where}: {name} for {d} again (first at "
+                raise SelftestsError(f"{where}: {name} for {d} again (first at "
                               f"line {seen[name, d]})")
             seen[name, d] = lineno
         entries.append(Entry(name, suite, dirs, parse_needs(needs, where),
@@ -149,7 +151,7 @@ def load_catalogue(path=CATALOGUE):
 
 
 def parse_known(text, entries, path=KNOWN):
-    """{(name, dir): (set of subtests, reason)}; raises Failure naming
+    """{(name, dir): (set of subtests, reason)}; raises SelftestsError naming
     file:line for a test or tree the catalogue does not have."""
     known = {}
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -159,13 +161,13 @@ def parse_known(text, entries, path=KNOWN):
         head, sep, reason = line.partition(" -- ")
         fields = head.split(None, 2)
         if not sep or len(fields) < 3 or not reason.strip():
-            raise Failure(f"{where}: expected NAME DIR SUBTEST [| SUBTEST...]"
+            raise SelftestsError(f"{where}: expected NAME DIR SUBTEST [| SUBTEST...]"
                           " -- REASON")
         name, d, subtests = fields
         if name not in for_dir(entries, d):
-            raise Failure(f"{where}: no test {name} for {d} in the catalogue")
+            raise SelftestsError(f"{where}: no test {name} for {d} in the catalogue")
         if (name, d) in known:
-            raise Failure(f"{where}: {name} for {d} again")
+            raise SelftestsError(f"{where}: {name} for {d} again")
         known[name, d] = ({t.strip() for t in subtests.split("|")},
                           reason.strip())
     return known
@@ -183,7 +185,7 @@ def for_dir(entries, d):
 
 def meson_tests(entries):
     """(name, suites, Meson timeout) per test, in catalogue order."""
-    out = {}
+    out: dict = {}
     for e in entries:
         suites = ["selftests-all"] + (["selftests"] if e.suite == "selftests"
                                       else [])
@@ -220,8 +222,8 @@ def git_inputs(p):
     out = []
     for path in INPUT_PATHS:
         r = subprocess.run(["git", "-c", "safe.directory=*", "-C",
-                            p["source"]["repo"], "rev-parse", "--verify",
-                            "--quiet", f"{p['commit']}:{path}"],
+                            p.source.repo, "rev-parse", "--verify",
+                            "--quiet", f"{p.commit}:{path}"],
                            capture_output=True, text=True, check=False)
         out.append(f"{path}={r.stdout.strip()}")
     return out
@@ -231,16 +233,16 @@ def plan(p, compiler):
     """Where the selftests of kernel plan P's tree are, keyed by what their
     build reads: the kernels of one source whose patches leave tools/ and
     the uapi headers alone (baseline .. patched) share one build."""
-    if p["kind"] == "image":
-        raise Failure(f"{p['spec'] or p['label']} is a ready bzImage: there "
+    if p.kind == "image":
+        raise SelftestsError(f"{p.spec or p.label} is a ready bzImage: there "
                       "is no source tree to build its selftests from")
-    patches = [kernels.read(path) for path in p["patch_paths"]]
+    patches = [kernels.read(path) for path in p.patch_paths]
     relevant = [t for t in patches if touches_inputs(t)]
-    base = git_inputs(p) if p["kind"] == "git" else [p["source"]["id"]]
+    base = git_inputs(p) if p.kind == "git" else [p.source.id]
     key = kernels.ks.sha(*base, *relevant, compiler, RECIPE)[:12]
-    name = (p["source"]["package"] or p["source"]["id"]) + f"-{key}"
+    name = (p.source.package or p.source.id) + f"-{key}"
     return {"kernel": p, "compiler": compiler,
-            "tree_id": tree_id(p["source"]["id"], p["series_hash"]),
+            "tree_id": tree_id(p.source.id, p.series_hash),
             "dir": os.path.join(cache_root(), "selftests", name)}
 
 
@@ -258,11 +260,7 @@ def built(sp):
 
 def remember(sp):
     """Let a guest find the selftests of its kernel's tree."""
-    path = index_path(sp["tree_id"])
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        f.write(install_dir(sp) + "\n")
-    os.replace(path + ".tmp", path)
+    atomic_write(index_path(sp["tree_id"]), install_dir(sp) + "\n")
 
 
 def selftests_dir(tree):
@@ -270,7 +268,7 @@ def selftests_dir(tree):
         if os.path.isfile(os.path.join(tree, "tools/testing/selftests", d,
                                        "run_vmtests.sh")):
             return d
-    raise Failure(f"{tree}: no tools/testing/selftests/vm or mm with a "
+    raise SelftestsError(f"{tree}: no tools/testing/selftests/vm or mm with a "
                   "run_vmtests.sh")
 
 
@@ -316,11 +314,11 @@ def build(sp, jobs):
         if built(sp):
             remember(sp)
             return install_dir(sp)
-        if p["kind"] == "git":
+        if p.kind == "git":
             kernels.prepare_git(p)
         else:
             kernels.prepare_tree(p)
-        tree = p["tree"]
+        tree = p.tree
         d = selftests_dir(tree)
         tmp = sp["dir"] + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -329,8 +327,8 @@ def build(sp, jobs):
         logfile = os.path.join(tmp, "build.log")
         env = dict(os.environ, LC_ALL="C")
         t0 = time.time()
-        log(f"building tools/testing/selftests/{d} of {p['label']} "
-            f"({p['source_version']}); log: {logfile}")
+        log(f"building tools/testing/selftests/{d} of {p.label} "
+            f"({p.source_version}); log: {logfile}")
         # The selftests include the uapi headers of their own tree, installed
         # out of tree (O=): the source tree stays untouched.
         kernels.run(["make", "-C", tree, f"O={obj}", "headers"], env=env,
@@ -342,7 +340,7 @@ def build(sp, jobs):
         try:
             kernels.run(make, env=env, logfile=logfile,
                         what=f"the kselftest build of {d}")
-        except kernels.Failure:
+        except kernels.BuildError:
             with open(logfile) as f:
                 workaround = missing_kselftest_h(f.read(), tree)
             if not workaround:
@@ -359,14 +357,14 @@ def build(sp, jobs):
         ci_missing = [e.name for e in entries.values()
                       if e.suite == "selftests" and e.program in missing]
         if ci_missing:
-            raise Failure(f"the kselftest build did not produce "
+            raise SelftestsError(f"the kselftest build did not produce "
                           f"{', '.join(ci_missing)} (see {logfile})")
         added = add_to_list(os.path.join(tmp, "install", "kselftest-list.txt"),
                             d, sorted({e.program for e in entries.values()}
                                       - set(missing)))
         shutil.rmtree(obj)
-        info = {"kernel": p["spec"] or p["label"], "tree_id": sp["tree_id"],
-                "source_version": p["source_version"],
+        info = {"kernel": p.spec or p.label, "tree_id": sp["tree_id"],
+                "source_version": p.source_version,
                 "compiler": sp["compiler"], "dir": d, "recipe": RECIPE,
                 "listed_for_the_runner": added, "not_built": missing,
                 "built_with_kselftest_h_included": workaround,
@@ -374,8 +372,7 @@ def build(sp, jobs):
         with open(os.path.join(tmp, "info.json"), "w") as f:
             json.dump(info, f, indent=2)
             f.write("\n")
-        shutil.rmtree(sp["dir"], ignore_errors=True)
-        os.rename(tmp, sp["dir"])
+        replace_dir(tmp, sp["dir"])
         log(f"built in {info['build_seconds']:.0f} s"
             + (f"; not built: {', '.join(missing)}" if missing else ""))
     remember(sp)
@@ -405,20 +402,19 @@ def main():
             return 0
         load_known(load_catalogue())
         compiler = kernels.ks.compiler()
-        for p in kernels.plans(args.spec, "perf"):
+        for p in kernels.ks.kernels(args.spec, "perf"):
             sp = plan(p, compiler)
             if args.path_only:
                 if not built(sp):
-                    raise Failure(f"the selftests of {p['label']} are not "
+                    raise SelftestsError(f"the selftests of {p.label} are not "
                                   f"built: run kernel-series/build-selftests "
                                   f"{args.spec}")
                 print(install_dir(sp))
             else:
                 print(build(sp, args.jobs))
         return 0
-    except (Failure, kernels.Failure) as e:
-        print(f"build-selftests: error: {e}", file=sys.stderr)
-        return 1
+    except NumaMatrixError as e:
+        return report("build-selftests", e)
     except KeyboardInterrupt:
         print("build-selftests: interrupted", file=sys.stderr)
         return 130
@@ -436,14 +432,9 @@ class KtapFilter:
     """Pass the runner's KTAP through, with two corrections: its "ok" for a
     program whose subtests all skipped themselves becomes a skip that says
     so, and its "not ok" for a program whose failed subtests are all known
-    (mm-selftests.known) becomes an expected failure with the reason."""
-
-    TOTALS = re.compile(r"Totals: pass:(\d+) fail:(\d+) xfail:(\d+) "
-                        r"xpass:(\d+) skip:(\d+) error:(\d+)")
-    RESULT = re.compile(r"^(not ok|ok) (\d+) (selftests: [^#]*?)"
-                        r"(?: # (.*))?$")
-    # A failed subtest of the program, as the runner prefixes it.
-    SUBTEST_FAILED = re.compile(r"^# not ok \d+ (.+?)(?: # .*)?$")
+    (mm-selftests.known) becomes an expected failure with the reason. The
+    lines are read by numa_matrix.tap; a program's own, nested, carry the
+    runner's "# " in front."""
 
     def __init__(self, known=None):
         self.known = known
@@ -456,25 +447,28 @@ class KtapFilter:
 
     def line(self, text):
         text = text.rstrip("\n")
-        totals = self.TOTALS.search(text)
-        if totals and text.startswith("#"):
-            self.totals = [int(x) for x in totals.groups()]
-        m = self.SUBTEST_FAILED.match(text)
-        if m:
-            self.failed.add(m.group(1).strip())
+        counts = tap.totals(text)
+        if counts:
+            self.totals = counts
         if text.startswith("# "):
-            self.said.add(text[2:].strip())
-            if not totals and not text.startswith("# selftests: "):
-                self.last_words = text[2:].strip()
+            nested = text[2:]
+            sub = tap.result(nested)
+            if sub and not sub.ok:
+                self.failed.add(sub.description)
+            self.said.add(nested.strip())
+            if not counts and not text.startswith("# selftests: "):
+                self.last_words = nested.strip()
             # A KTAP skip of the program's own ("# ok 2 # SKIP why",
             # "# 1..0 # SKIP why") says why better than its last line.
-            skip = re.search(r" # SKIP (\S.*)$", text)
-            if skip:
-                self.skip_words = skip.group(1).strip()
-        m = self.RESULT.match(text)
-        if m:
+            plan = tap.PLAN.match(nested)
+            if sub and sub.directive == "SKIP" and sub.reason:
+                self.skip_words = sub.reason
+            elif plan and plan.group(2):
+                self.skip_words = plan.group(2).strip()
+        r = tap.result(text)
+        if r and r.number is not None and r.description.startswith("selftests: "):
             self.results += 1
-            text = self.verdict(text, m)
+            text = self.verdict(text, r)
             self.totals = None
             self.failed = set()
             self.said = set()
@@ -490,10 +484,10 @@ class KtapFilter:
         return bool(names) and self.failed <= names and \
             bool(self.failed or names & self.said)
 
-    def verdict(self, text, m):
+    def verdict(self, text, r):
         t = self.totals
-        result, number, label = m.group(1), m.group(2), m.group(3).rstrip()
-        directive = m.group(4) or ""
+        result = "ok" if r.ok else "not ok"
+        number, label, directive = r.number, r.description, r.comment
         if result == "ok" and directive.strip() == "SKIP":
             # The runner's skip (exit 4) gives no reason: the program's own
             # KTAP skip, else its last line, is where kselftests say why.
@@ -554,7 +548,7 @@ def meminfo(field):
         for line in f:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
-    raise Failure(f"/proc/meminfo has no {field}")
+    raise SelftestsError(f"/proc/meminfo has no {field}")
 
 
 def write(path, value):
@@ -714,16 +708,16 @@ def run_one(name, install=None):
             return 0
         if why:
             return tap_skip(label, why)
-    d = [x for x in DIRS if os.path.isdir(os.path.join(install, x))]
-    if not d:
-        raise Failure(f"{install}: no vm or mm directory")
-    d = d[0]
+    found = [x for x in DIRS if os.path.isdir(os.path.join(install, x))]
+    if not found:
+        raise SelftestsError(f"{install}: no vm or mm directory")
+    d = found[0]
     entries = for_dir(load_catalogue(), d)
     label = f"selftests: {d}: {name}"
     if name not in entries:
         known = {e.name for e in load_catalogue()}
         if name not in known:
-            raise Failure(f"no test {name} in {CATALOGUE}")
+            raise SelftestsError(f"no test {name} in {CATALOGUE}")
         return tap_skip(label, f"not among this tree's {d} selftests")
     e = entries[name]
     work = tempfile.mkdtemp(prefix="kselftest-")
@@ -766,7 +760,7 @@ class OrphanReaper:
     def __enter__(self):
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(self.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            raise Failure("prctl(PR_SET_CHILD_SUBREAPER) failed: "
+            raise SelftestsError("prctl(PR_SET_CHILD_SUBREAPER) failed: "
                           f"{os.strerror(ctypes.get_errno())}")
         self.thread.start()
         return self
@@ -822,6 +816,7 @@ def run_runner(e, d, base, label, known):
             subprocess.Popen(cmd, cwd=base, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT) as proc:
         reaper.spare = proc.pid
+        assert proc.stdout is not None
         # Lines end at \n only: a progress line's \r (khugepaged) would
         # otherwise start a line without the runner's "# ".
         for raw in proc.stdout:
@@ -846,9 +841,8 @@ def guest_main(argv=None):
     args = ap.parse_args(argv)
     try:
         return run_one(args.name, args.install)
-    except Failure as e:
-        print(f"run-selftests: error: {e}", file=sys.stderr)
-        return 1
+    except NumaMatrixError as e:
+        return report("run-selftests", e)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ Slurm bookkeeping (job scripts, cell lists, job ids, Slurm's logs) goes to
 RUN_DIR/slurm/<N>/ for the N-th submission of the run.
 """
 
-import argparse
 import json
 import math
 import os
@@ -38,9 +37,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, Dict, List
 
-from . import BUILD_KERNEL, MATRIX, RESULTS, SLURM_SUBMIT, topology
+from . import (BENCH_IN_BUILD, BUILD_KERNEL, MATRIX, RESULTS, SLURM_SUBMIT,
+               build_of_bench, cli, topology)
 from . import matrix as mx
+from .rundir import cell_path, load_env, load_run, plan_cells
+from .types import ONE_VCPU_CLOCKS, RunRequest, SlurmRequest
+from .util import atomic_write, run_child, terminate_as_interrupt
+from .errors import NumaMatrixError, UsageError, report
 
 # Memory a cell asks for beyond its guest's RAM. Measured here (QEMU 7.2,
 # TCG, icount), the largest process of a cell, QEMU, peaked at 231 and 239 MiB
@@ -58,23 +63,30 @@ def log(msg):
     print(f"slurm-submit: {msg}", file=sys.stderr, flush=True)
 
 
-class Failure(Exception):
-    pass
+class SlurmError(NumaMatrixError):
+    """A submission that cannot be made: the message says why."""
 
 
 # ---------------------------------------------------------------- planning
 
-def plan_args(args, run_dir=None):
+def plan_args(req: RunRequest, run_dir=None):
     """The `matrix plan` command line: the selection as given, or with
     --resume the run's own selection and parameters, each overridable.
     RUN_DIR: plan there instead (a dry run's temporary copy)."""
     cmd = [MATRIX, "plan"]
-    if args.resume:
-        env = mx.load_env(os.path.abspath(args.resume))
+    sel, opts = req.selection, req.options
+    given = {"kernels": sel.kernels, "topologies": sel.topologies,
+             "scenarios": sel.scenarios, "iterations": opts.iterations,
+             "size": opts.size, "clock": opts.clock, "accel": opts.accel,
+             "flavour": opts.flavour, "timeout": opts.timeout,
+             "build-dir": opts.build_dir}
+    if req.resume:
+        env = load_env(os.path.abspath(req.resume))
         bench = env["bench"]
-        if not bench.endswith(os.sep + BENCH_SUFFIX):
-            raise Failure(f"this run's benchmark {bench} is not <build>/"
-                          f"{BENCH_SUFFIX}: give --build")
+        build = build_of_bench(bench)
+        if build is None:
+            raise UsageError(f"this run's benchmark {bench} is not <build>/"
+                             f"{BENCH_IN_BUILD}: give --build-dir")
         # Each column as LABEL=SPEC, the spec of exactly that kernel, as
         # `matrix run --resume` does: a label alone would name the
         # default source's variant of that name, or nothing.
@@ -85,32 +97,31 @@ def plan_args(args, run_dir=None):
                "iterations": env["iterations"], "size": env["size"],
                "clock": env["clock"], "accel": env["accel"],
                "flavour": env["flavour"], "timeout": env["timeout"],
-               "build": bench[:-len(BENCH_SUFFIX) - 1]}
-        if args.interleave_worst_case:
+               "build-dir": build}
+        if sel.worst_case:
             own["scenarios"] = None
-        cmd += ["--run-dir", run_dir or os.path.abspath(args.resume)]
+        cmd += ["--run-dir", run_dir or os.path.abspath(req.resume)]
     else:
         own = {}
-        if run_dir or args.run_dir:
-            cmd += ["--run-dir", run_dir or os.path.abspath(args.run_dir)]
-        cmd += ["--results", os.path.abspath(args.results)]
-    for name in ("kernels", "topologies", "scenarios", "iterations", "size",
-                 "clock", "accel", "flavour", "timeout", "build"):
-        value = getattr(args, name)
+        where = run_dir or req.run_dir
+        if where:
+            cmd += ["--run-dir", os.path.abspath(where)]
+        cmd += ["--results", os.path.abspath(req.results)]
+    for name, value in given.items():
         if value is None:
             value = own.get(name)
         if value is not None:
             cmd += [f"--{name}", str(value)]
-    if args.interleave_worst_case:
+    if sel.worst_case:
         cmd.append("--interleave-worst-case")
     return cmd
 
 
-def run_plan(args, environ, run_dir=None):
-    out = subprocess.run(plan_args(args, run_dir), capture_output=True,
+def run_plan(req: RunRequest, environ, run_dir=None):
+    out = run_child(plan_args(req, run_dir), capture_output=True,
                          text=True, env=environ, check=False)
     if out.returncode != 0:
-        raise Failure("matrix plan failed:\n" + out.stderr.strip())
+        raise SlurmError("matrix plan failed:\n" + out.stderr.strip())
     lines = out.stdout.splitlines()
     rundir = lines[0]
     cells = [tuple(line.split()) for line in lines[1:] if line.strip()]
@@ -124,7 +135,7 @@ def resources(rundir, env, topo_name, mem_overhead):
     t = topology.load(os.path.join(rundir, "topologies",
                                    topo_name + topology.SUFFIX))
     mem, cpus = t.peak()
-    if env["clock"] in mx.ONE_VCPU_CLOCKS:
+    if env["clock"] in ONE_VCPU_CLOCKS:
         cpus = 1
     return cpus, mem + mem_overhead
 
@@ -132,7 +143,7 @@ def resources(rundir, env, topo_name, mem_overhead):
 def group_cells(rundir, env, cells, mem_overhead):
     """[(kernel, cpus, mem_mib, [cells])] in plan order: one array per kernel,
     split only where its cells need different resources."""
-    groups = {}
+    groups: dict = {}
     for cell in cells:
         cpus, mem = resources(rundir, env, cell[1], mem_overhead)
         groups.setdefault((cell[0], cpus, mem), []).append(cell)
@@ -143,7 +154,7 @@ def group_cells(rundir, env, cells, mem_overhead):
 
 def cell_done(rundir, cell):
     kernel, topo, scenario = cell
-    return os.path.exists(mx.cell_path(rundir, topo, scenario, kernel))
+    return os.path.exists(cell_path(rundir, topo, scenario, kernel))
 
 
 def new_submission(rundir):
@@ -209,22 +220,22 @@ def report_script(rundir, n, cache):
 
 
 def write_script(path, text):
-    mx.atomic_write(path, text)
+    atomic_write(path, text)
     os.chmod(path, 0o755)
 
 
 # ---------------------------------------------------------------- submitting
 
 class Submitter:
-    def __init__(self, args):
+    def __init__(self, req: SlurmRequest):
         self.common = ["--parsable"]
-        if args.partition:
-            self.common.append(f"--partition={args.partition}")
-        if args.account:
-            self.common.append(f"--account={args.account}")
-        self.common += args.sbatch_arg
-        self.dry_run = args.dry_run
-        self.submitted = []
+        if req.partition:
+            self.common.append(f"--partition={req.partition}")
+        if req.account:
+            self.common.append(f"--account={req.account}")
+        self.common += req.sbatch_args
+        self.dry_run = req.dry_run
+        self.submitted: List[str] = []
         self.fake = 0
 
     def __call__(self, options, script):
@@ -236,13 +247,13 @@ class Submitter:
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         except FileNotFoundError:
-            raise Failure("sbatch not found: run this on a Slurm submit host "
+            raise SlurmError("sbatch not found: run this on a Slurm submit host "
                           "(Debian: apt-get install slurm-client)") from None
         if out.returncode != 0:
-            raise Failure(f"{shlex.join(cmd)} failed: {out.stderr.strip()}")
+            raise SlurmError(f"{shlex.join(cmd)} failed: {out.stderr.strip()}")
         job = out.stdout.strip().split(";")[0]     # "id" or "id;cluster"
         if not job.isdigit():
-            raise Failure(f"sbatch printed {out.stdout.strip()!r}, not a job id")
+            raise SlurmError(f"sbatch printed {out.stdout.strip()!r}, not a job id")
         self.submitted.append(job)
         return job
 
@@ -258,9 +269,13 @@ def minutes(seconds):
 
 
 def tree_of(info):
-    """Kernels built in one tree (one git repository's clone, or one source
-    with one series) build one after the other: their build jobs are
-    chained rather than left holding CPUs while they wait."""
+    """Kernels built in one tree build one after the other: their build
+    jobs are chained rather than left holding CPUs while they wait. The
+    tree is the plan's (kernelspec decides it; env.json keeps it as
+    build_tree); a run planned before env.json kept it: one git
+    repository's clone, or one source with one series."""
+    if info.get("build_tree"):
+        return info["build_tree"]
     if info.get("source_kind") == "git":
         return ("git", info.get("source"))
     return (info.get("source_id"), info.get("series_hash"))
@@ -272,29 +287,29 @@ def builds_needed(env, kernels):
     return [k for k in kernels if not os.path.isfile(env["kernels"][k]["image"])]
 
 
-def submit(args):
-    if not args.dry_run:
-        return submit_into(args, None)
+def submit(req: SlurmRequest):
+    if not req.dry_run:
+        return submit_into(req, None)
     # A dry run plans, writes and prints in a temporary copy of the run,
     # removed afterwards: nothing of it is left in results/.
     tmp = tempfile.mkdtemp(prefix="slurm-submit-dry-run-")
     try:
         copy = os.path.join(tmp, "run")
-        if args.resume:
-            shutil.copytree(os.path.abspath(args.resume), copy,
+        if req.run.resume:
+            shutil.copytree(os.path.abspath(req.run.resume), copy,
                             ignore=shutil.ignore_patterns("slurm"))
-        return submit_into(args, copy)
+        return submit_into(req, copy)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def submit_into(args, dry_run_dir):
+def submit_into(req: SlurmRequest, dry_run_dir):
     environ = dict(os.environ)
-    cache = os.path.abspath(args.cache) if args.cache else None
+    cache = os.path.abspath(req.cache) if req.cache else None
     if cache:
         environ["NUMA_MATRIX_CACHE"] = cache
-    rundir, cells = run_plan(args, environ, dry_run_dir)
-    env = mx.load_env(rundir)
+    rundir, cells = run_plan(req.run, environ, dry_run_dir)
+    env = load_env(rundir)
     todo = [c for c in cells if not cell_done(rundir, c)]
     print(rundir)
     if not todo:
@@ -305,8 +320,8 @@ def submit_into(args, dry_run_dir):
         log(f"warning: {env['bench']} is not an executable here; the "
             "compute nodes must see it at this path")
     n, subdir = new_submission(rundir)
-    groups = group_cells(rundir, env, todo, args.mem_overhead)
-    sbatch = Submitter(args)
+    groups = group_cells(rundir, env, todo, req.mem_overhead)
+    sbatch = Submitter(req)
     jobs = {"submission": n, "submitted": time.time(), "builds": {},
             "arrays": [], "report": None}
     lines = []
@@ -316,37 +331,37 @@ def submit_into(args, dry_run_dir):
         if kernel not in to_build:
             lines.append(f"built   kernel {kernel} ({env['flavour']}): "
                          f"{env['kernels'][kernel]['image']}")
-    last_in_tree = {}
+    last_in_tree: Dict[Any, str] = {}
     try:
         for kernel in to_build:
             script = os.path.join(subdir, f"build-{kernel}.sh")
             write_script(script, build_script(kernel, env, cache,
-                                              args.build_lock))
+                                              req.build_lock))
             tree = tree_of(env["kernels"][kernel])
             after = [f"--dependency=afterany:{last_in_tree[tree]}"] \
                 if tree in last_in_tree else []
             job = sbatch([f"--job-name=nm-build-{kernel}",
-                          f"--cpus-per-task={args.build_cpus}",
-                          f"--mem={args.build_mem}",
-                          f"--time={args.build_time}", *after,
+                          f"--cpus-per-task={req.build_cpus}",
+                          f"--mem={req.build_mem}",
+                          f"--time={req.build_time}", *after,
                           f"--chdir={rundir}",
                           f"--output={subdir}/build-{kernel}-%j.out"], script)
             last_in_tree[tree] = job
             jobs["builds"][kernel] = job
             lines.append(f"build   {job}  kernel {kernel} ({env['flavour']}), "
-                         f"{args.build_cpus} CPUs"
+                         f"{req.build_cpus} CPUs"
                          + (f", after {after[0].split(':')[1]} (same tree)"
                             if after else ""))
-        counts = {}
+        counts: Dict[str, int] = {}
         for kernel, cpus, mem, group in groups:
             counts[kernel] = counts.get(kernel, 0) + 1
             name = kernel if counts[kernel] == 1 else f"{kernel}.{counts[kernel]}"
             listfile = os.path.join(subdir, f"cells-{name}.list")
-            mx.atomic_write(listfile, "".join(" ".join(c) + "\n" for c in group))
+            atomic_write(listfile, "".join(" ".join(c) + "\n" for c in group))
             script = os.path.join(subdir, f"cells-{name}.sh")
             write_script(script, cells_script(rundir, kernel, listfile, cache))
             limit = minutes(env["timeout"] + TIME_MARGIN_S)
-            throttle = f"%{args.max_running}" if args.max_running else ""
+            throttle = f"%{req.max_running}" if req.max_running else ""
             after = [f"--dependency=afterok:{jobs['builds'][kernel]}",
                      "--kill-on-invalid-dep=yes"] \
                 if kernel in jobs["builds"] else []
@@ -364,21 +379,21 @@ def submit_into(args, dry_run_dir):
                          f"{len(group)} cell(s), {cpus} CPU(s) and {mem} MiB "
                          f"each, {limit} min limit; list {listfile}")
         # The report job reads this; it is written before the job exists.
-        mx.atomic_write(os.path.join(subdir, "jobs.json"),
+        atomic_write(os.path.join(subdir, "jobs.json"),
                         json.dumps(jobs, indent=2) + "\n")
         script = os.path.join(subdir, "report.sh")
         write_script(script, report_script(rundir, n, cache))
-        after = ":".join(a["job"] for a in jobs["arrays"])
+        arrays = ":".join(a["job"] for a in jobs["arrays"])
         job = sbatch(["--job-name=nm-report", "--cpus-per-task=1", "--mem=1G",
-                      "--time=30", f"--dependency=afterany:{after}",
+                      "--time=30", f"--dependency=afterany:{arrays}",
                       f"--chdir={rundir}",
                       f"--output={subdir}/report-%j.out"], script)
         jobs["report"] = job
         lines.append(f"report  {job}  after every cell task ended: "
                      f"{os.path.join(rundir, 'report.md')}")
-        mx.atomic_write(os.path.join(subdir, "jobs.json"),
+        atomic_write(os.path.join(subdir, "jobs.json"),
                         json.dumps(jobs, indent=2) + "\n")
-    except (Failure, KeyboardInterrupt):
+    except (SlurmError, KeyboardInterrupt):
         sbatch.cancel_all()
         raise
     ids = ",".join(list(jobs["builds"].values()) +
@@ -387,12 +402,12 @@ def submit_into(args, dry_run_dir):
           f"({len(cells) - len(todo)} already done)")
     for line in lines:
         print("  " + line)
-    if args.dry_run:
+    if req.dry_run:
         print("dry run: nothing submitted, nothing kept (planned in a "
               "temporary directory, now removed)")
         return 0
-    again = [f"--partition {q(args.partition)}"] if args.partition else []
-    again += [f"--account {q(args.account)}"] if args.account else []
+    again = [f"--partition {q(req.partition)}"] if req.partition else []
+    again += [f"--account {q(req.account)}"] if req.account else []
     again += [f"--cache {q(cache)}"] if cache else []
     print(f"watch:    squeue -j {ids}\n"
           f"logs:     {subdir}/*.out\n"
@@ -456,7 +471,7 @@ def finish(rundir, n):
     recorded = 0
     for array in jobs["arrays"]:
         for i, (kernel, topo, scenario) in enumerate(array["cells"], 1):
-            csv = mx.cell_path(rundir, topo, scenario, kernel)
+            csv = cell_path(rundir, topo, scenario, kernel)
             failed = csv[:-4] + ".failed"
             if os.path.exists(csv):
                 continue
@@ -469,7 +484,7 @@ def finish(rundir, n):
             build = jobs["builds"].get(kernel)
             state = slurm_state(task)
             out = os.path.join(subdir, f"cells-{array['name']}-{task}.out")
-            mx.atomic_write(failed, (
+            atomic_write(failed, (
                 "exit status none: the Slurm task ended without a result\n"
                 "--- stderr\n"
                 f"slurm-submit: array task {task} ({topo} {scenario} {kernel}): "
@@ -482,10 +497,10 @@ def finish(rundir, n):
             recorded += 1
             log(f"{topo} {scenario} {kernel}: task {task} ended without a "
                 f"result ({describe(state)}): marked failed")
-    report = mx.finish_run(rundir)
-    env, cells, failed = mx.load_run(rundir)
-    total = len(mx.plan_cells(env))
-    print(report)
+    report_path = mx.finish_run(rundir)
+    env, cells, failed = load_run(rundir)
+    total = len(plan_cells(env))
+    print(report_path)
     log(f"{len(cells)} of {total} cells done, {len(failed)} failed "
         f"({recorded} of them recorded here)")
     if len(cells) < total:
@@ -496,17 +511,19 @@ def finish(rundir, n):
 
 # ---------------------------------------------------------------- main
 
-def main():
-    # "resolve": --results and --build, hidden in matrix plan's help, are
-    # redefined below with their help shown.
-    ap = argparse.ArgumentParser(
-        conflict_handler="resolve",
+def main(argv=None):
+    terminate_as_interrupt()
+    # "resolve": --results, hidden in matrix plan's help, is redefined
+    # below with its help shown.
+    ap = cli.Parser(
+        prog="slurm-submit", conflict_handler="resolve",
         description=__doc__.split("\n\n")[0],
         epilog="Extra sbatch options go with --sbatch-arg=--qos=debug "
                "(repeatable, given to every job). See docs/slurm.md.")
-    mx.add_selection(ap)
-    ap.add_argument("--build", help="build dir with numa-tests/bench/timedmunlock, "
-                    "on a path every node sees (default: the checkout's build/)")
+    cli.add_selection(ap)
+    ap.add_argument("--build-dir", metavar="DIR",
+                    help="build dir with numa-tests/bench/timedmunlock, on a "
+                    "path every node sees (default: the checkout's build/)")
     ap.add_argument("--run-dir", help="where (default: RESULTS/<version>/<id>)")
     ap.add_argument("--resume", metavar="RUN_DIR",
                     help="submit the cells of RUN_DIR not done yet, with the "
@@ -542,16 +559,27 @@ def main():
     s.add_argument("--dry-run", action="store_true",
                    help="print the sbatch commands and what they would run; "
                         "submit nothing, leave nothing behind")
-    args = ap.parse_args()
     try:
-        if args.finish:
-            return finish(args.finish[0], int(args.finish[1]))
-        if args.resume and args.run_dir:
-            ap.error("--resume and --run-dir: give one")
-        if args.max_running is not None and args.max_running < 1:
-            ap.error(f"--max-running {args.max_running}: give 1 or more")
-        return submit(args)
-    except (Failure, mx.Failure, topology.TopologyError, OSError) as e:
+        a = ap.parse_args(argv)
+        if a.finish:
+            if not a.finish[1].isdigit():
+                raise UsageError(f"--finish {a.finish[0]} {a.finish[1]}: N is "
+                                 "a submission number")
+            return finish(a.finish[0], int(a.finish[1]))
+        return submit(SlurmRequest(
+            RunRequest(cli.selection(a), cli.options(a), resume=a.resume,
+                       run_dir=a.run_dir, results=a.results),
+            partition=a.partition, account=a.account,
+            sbatch_args=a.sbatch_arg, cache=a.cache,
+            build_cpus=a.build_cpus, build_mem=a.build_mem,
+            build_time=a.build_time, mem_overhead=a.mem_overhead,
+            build_lock=a.build_lock, max_running=a.max_running,
+            dry_run=a.dry_run))
+    except NumaMatrixError as e:
+        return report("slurm-submit", e)
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
+    except OSError as e:
         log(f"error: {e}")
         return 1
-

@@ -8,8 +8,11 @@ line: run-guest turns a Topology into QEMU arguments.
 
 import os
 import re
+from typing import List, NoReturn, Optional
 
 from . import QEMU_TOPOLOGIES
+from .errors import UsageError
+from .types import Hmat, Hotplug
 
 SUFFIX = ".topo"
 LOCAL_DISTANCE = 10
@@ -18,7 +21,7 @@ KEYS = ("description", "node", "distance", "asymmetric-distances", "hmat",
         "hotplug")
 
 
-class TopologyError(Exception):
+class TopologyError(UsageError):
     """A malformed topology: the message says where and how to fix it."""
 
     def __init__(self, path, lineno, msg, fix=None):
@@ -52,8 +55,8 @@ class Topology:
         self.nodes = []
         self.distances = None       # n x n list, or None for QEMU's default
         self.asymmetric = False
-        self.hmat = []              # dicts: initiator, target, latency, bandwidth
-        self.hotplug = None         # dict: slots, maxmem_mib, maxcpus
+        self.hmat: List[Hmat] = []
+        self.hotplug: Optional[Hotplug] = None
 
     @property
     def ncpus(self):
@@ -75,10 +78,10 @@ class Topology:
         to the nodes that have CPUs, so no CPU-less node gains one."""
         hp = self.hotplug
         homes = self.cpu_nodes()
-        if not hp or not hp["maxcpus"] or not homes:
+        if not hp or not hp.maxcpus or not homes:
             return {}
         return {cpu: homes[i % len(homes)]
-                for i, cpu in enumerate(range(self.ncpus, hp["maxcpus"]))}
+                for i, cpu in enumerate(range(self.ncpus, hp.maxcpus))}
 
     def kernel_node_ids(self):
         """{node id here: node id in the guest}. QEMU passes node ids as ACPI
@@ -99,10 +102,10 @@ class Topology:
         """(MiB, vCPUs) at most, hot-added ones included: what the host
         must be able to give this guest (check_fits, a Slurm allocation)."""
         mem, cpus = self.mem_mib, self.ncpus
-        if self.hotplug and self.hotplug["maxmem_mib"]:
-            mem = self.hotplug["maxmem_mib"]
-        if self.hotplug and self.hotplug["maxcpus"]:
-            cpus = max(cpus, self.hotplug["maxcpus"])
+        if self.hotplug and self.hotplug.maxmem_mib:
+            mem = self.hotplug.maxmem_mib
+        if self.hotplug and self.hotplug.maxcpus:
+            cpus = max(cpus, self.hotplug.maxcpus)
         return mem, cpus
 
     def summary(self):
@@ -117,7 +120,7 @@ class Topology:
         if self.hmat:
             extra.append("HMAT")
         if self.hotplug:
-            extra.append(f"hotplug {self.hotplug['slots']} slots")
+            extra.append(f"hotplug {self.hotplug.slots} slots")
         empty = sum(1 for n in self.nodes if n.empty)
         nodes = (f"{len(self.nodes)} node ids ({empty} empty)" if empty
                  else plural(len(self.nodes), "node"))
@@ -168,7 +171,7 @@ def format_size(mib):
 
 
 def parse_cpulist(text):
-    cpus = []
+    cpus: list[int] = []
     for part in text.split(","):
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if not m:
@@ -182,7 +185,7 @@ def parse_cpulist(text):
 
 
 def format_cpulist(cpus):
-    runs = []
+    runs: list[list[int]] = []
     for c in sorted(cpus):
         if runs and c == runs[-1][1] + 1:
             runs[-1][1] = c
@@ -228,7 +231,7 @@ class _Parser:
         self.rows = {}              # node id -> (lineno, [distances])
         self.cpu_owner = {}         # cpu -> (node id, lineno)
 
-    def error(self, lineno, msg, fix=None):
+    def error(self, lineno, msg, fix=None) -> NoReturn:
         raise TopologyError(self.path, lineno, msg, fix)
 
     def parse(self):
@@ -328,28 +331,27 @@ class _Parser:
         if not parse_bandwidth(kv["bandwidth"]):
             self.error(lineno, f"bandwidth '{kv['bandwidth']}' is not a rate",
                        "write bytes per second, e.g. bandwidth=800M")
-        self.t.hmat.append({
-            "lineno": lineno,
-            "initiator": _int(self.path, lineno, kv["initiator"], "initiator"),
-            "target": _int(self.path, lineno, kv["target"], "target"),
-            "latency": _int(self.path, lineno, kv["latency"], "latency"),
-            "bandwidth": kv["bandwidth"]})
+        self.t.hmat.append(Hmat(
+            lineno=lineno,
+            initiator=_int(self.path, lineno, kv["initiator"], "initiator"),
+            target=_int(self.path, lineno, kv["target"], "target"),
+            latency=_int(self.path, lineno, kv["latency"], "latency"),
+            bandwidth=kv["bandwidth"]))
 
     def line_hotplug(self, lineno, rest):
         if self.t.hotplug is not None:
             self.error(lineno, "second hotplug line", "keep one")
         kv = _kv(self.path, lineno, rest.split(), ("slots", "maxmem", "maxcpus"))
-        hp = {"lineno": lineno,
-              "slots": _int(self.path, lineno, kv.get("slots", "0"), "slots"),
-              "maxmem_mib": None, "maxcpus": None}
+        hp = Hotplug(lineno=lineno,
+                     slots=_int(self.path, lineno, kv.get("slots", "0"), "slots"))
         if "maxmem" in kv:
-            hp["maxmem_mib"] = parse_size(kv["maxmem"])
-            if not hp["maxmem_mib"]:
+            hp.maxmem_mib = parse_size(kv["maxmem"])
+            if not hp.maxmem_mib:
                 self.error(lineno, f"maxmem '{kv['maxmem']}' is not a size",
                            "write e.g. maxmem=4G")
         if "maxcpus" in kv:
-            hp["maxcpus"] = _int(self.path, lineno, kv["maxcpus"], "maxcpus")
-        if hp["slots"] and hp["maxmem_mib"] is None:
+            hp.maxcpus = _int(self.path, lineno, kv["maxcpus"], "maxcpus")
+        if hp.slots and hp.maxmem_mib is None:
             self.error(lineno, "memory slots without maxmem",
                        "add maxmem=<total including hot-added memory>")
         self.t.hotplug = hp
@@ -435,14 +437,14 @@ class _Parser:
                            "initiator", "HMAT needs initiator=<a CPU node>")
         for h in t.hmat:
             for k in ("initiator", "target"):
-                if h[k] >= n:
-                    self.error(h["lineno"], f"hmat {k} {h[k]} is not a node",
+                if getattr(h, k) >= n:
+                    self.error(h.lineno, f"hmat {k} {getattr(h, k)} is not a node",
                                f"nodes are 0..{n - 1}")
-            if not t.nodes[h["initiator"]].cpus:
-                self.error(h["lineno"], f"hmat initiator {h['initiator']} has "
+            if not t.nodes[h.initiator].cpus:
+                self.error(h.lineno, f"hmat initiator {h.initiator} has "
                            "no CPUs", "an initiator is a node with cpus=")
-            if not t.nodes[h["target"]].mem_mib:
-                self.error(h["lineno"], f"hmat target {h['target']} has no "
+            if not t.nodes[h.target].mem_mib:
+                self.error(h.lineno, f"hmat target {h.target} has no "
                            "memory", "a target is a node with mem=")
 
     def finish_hotplug(self):
@@ -450,12 +452,12 @@ class _Parser:
         hp = t.hotplug
         if not hp:
             return
-        if hp["maxmem_mib"] is not None and hp["maxmem_mib"] <= t.mem_mib:
-            self.error(hp["lineno"], f"maxmem {format_size(hp['maxmem_mib'])} "
+        if hp.maxmem_mib is not None and hp.maxmem_mib <= t.mem_mib:
+            self.error(hp.lineno, f"maxmem {format_size(hp.maxmem_mib)} "
                        f"leaves no room above the {format_size(t.mem_mib)} of "
                        "the nodes", "raise maxmem")
-        if hp["maxcpus"] is not None and hp["maxcpus"] < t.ncpus:
-            self.error(hp["lineno"], f"maxcpus {hp['maxcpus']} is below the "
+        if hp.maxcpus is not None and hp.maxcpus < t.ncpus:
+            self.error(hp.lineno, f"maxcpus {hp.maxcpus} is below the "
                        f"{t.ncpus} CPUs of the nodes", "raise maxcpus")
 
 

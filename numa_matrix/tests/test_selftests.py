@@ -64,7 +64,7 @@ class Catalogue(unittest.TestCase):
         }
         for text, msg in bad.items():
             with self.subTest(text=text):
-                with self.assertRaises(st.Failure) as cm:
+                with self.assertRaises(st.SelftestsError) as cm:
                     parse(text)
                 self.assertIn(msg, str(cm.exception))
 
@@ -220,7 +220,7 @@ class Runner(unittest.TestCase):
                                             f.name), ["USERFAULTFD"])
         (e,) = parse("a selftests vm config=USERFAULTFD+SWAP,swap a\n")
         self.assertEqual(e.needs, {"config": "USERFAULTFD+SWAP", "swap": True})
-        with self.assertRaises(st.Failure):
+        with self.assertRaises(st.SelftestsError):
             parse("a selftests vm config=CONFIG_SWAP a\n")
 
     def test_known_file(self):
@@ -240,7 +240,7 @@ class Runner(unittest.TestCase):
                           ("cow vm a -- b\n", "x.known:1: no test cow for vm"),
                           ("migration vm a -- b\nmigration vm a -- b\n",
                            "x.known:2: migration for vm again")):
-            with self.subTest(text=text), self.assertRaises(st.Failure) as cm:
+            with self.subTest(text=text), self.assertRaises(st.SelftestsError) as cm:
                 st.parse_known(text, entries, "x.known")
             self.assertIn(msg, str(cm.exception))
 
@@ -276,7 +276,7 @@ class HostSide(unittest.TestCase):
         self.assertFalse(st.touches_inputs(PATCH.format("toolsx/a.c")))
 
     def plan(self, spec):
-        (p,) = st.kernels.plans(spec, "perf")
+        (p,) = st.kernels.ks.kernels(spec, "perf")
         return st.plan(p, "gcc 12")
 
     def test_variants_share_one_build_unless_a_patch_matters(self):
@@ -290,7 +290,7 @@ class HostSide(unittest.TestCase):
                 f.write(PATCH.format("tools/testing/selftests/vm/mlock2.h"))
             mine = self.plan(f"baseline+{series}")
         self.assertNotEqual(mine["dir"], base["dir"])
-        self.assertNotEqual(st.plan(st.kernels.plans("baseline", "perf")[0],
+        self.assertNotEqual(st.plan(st.kernels.ks.kernels("baseline", "perf")[0],
                                     "gcc 13")["dir"], base["dir"])
 
     def test_guest_finds_its_trees_install(self):

@@ -76,7 +76,7 @@ def hostctl(request):
 
 def hot_add_memory(t):
     name = f"hot-added {DIMM_MIB} MiB DIMM"
-    if not t.hotplug or not t.hotplug["slots"]:
+    if not t.hotplug or not t.hotplug.slots:
         skip(name, f"topology {t.name} has no DIMM slots")
         return
     if not os.path.exists(PORT):

@@ -82,13 +82,13 @@ def check_nodes(t):
 def best_initiators(t, target):
     """The initiators the kernel calls best for a target: best latency and
     best bandwidth at once (drivers/acpi/numa/hmat.c)."""
-    rows = [h for h in t.hmat if h["target"] == target]
+    rows = [h for h in t.hmat if h.target == target]
     if not rows:
         return None
-    lat = min(h["latency"] for h in rows)
-    bw = max(bandwidth_mib(h["bandwidth"]) for h in rows)
-    best = [h for h in rows if h["latency"] == lat and
-            bandwidth_mib(h["bandwidth"]) == bw]
+    lat = min(h.latency for h in rows)
+    bw = max(bandwidth_mib(h.bandwidth) for h in rows)
+    best = [h for h in rows if h.latency == lat and
+            bandwidth_mib(h.bandwidth) == bw]
     return best
 
 
@@ -111,7 +111,7 @@ def check_hmat(t):
             check(False, f"node {node.id} has HMAT access0 attributes",
                   f"{base} missing")
             continue
-        want = sorted(h["initiator"] for h in best)
+        want = sorted(h.initiator for h in best)
         got = sorted(int(e[4:]) for e in os.listdir(base) if e.startswith("node"))
         check(got == want, f"node {node.id} best initiators are {want}", f"got {got}")
         check(int(read(base + "/read_latency")) == best[0]["latency"],

@@ -13,7 +13,7 @@ Then `results/matrix bisect` over the whole range, interleave on 4node
 under icount, must name the planted commit, with every commit before it
 "same" and every one from it on "differs".
 
-  bisect_planted.py [--build MESON_BUILD_DIR] [--run-dir DIR] [--keep]
+  bisect_planted.py [--build-dir MESON_BUILD_DIR] [--run-dir DIR] [--keep]
 
 The repository lives in the cache ($NUMA_MATRIX_CACHE/bisect-planted),
 never in this one. Its commits have fixed authors and dates, so they get
@@ -87,7 +87,7 @@ def make_repo(root, plan):
     repo = os.path.join(root, "linux")
     wanted = [p for d in SERIES_DIRS for p in patches(d)]
     stamp = os.path.join(root, "made-from")
-    key = "\n".join([plan["source"]["id"]] +
+    key = "\n".join([plan.source.id] +
                     [open(p).read() for p in wanted])
     if os.path.isdir(os.path.join(repo, ".git")) and \
             os.path.exists(stamp) and open(stamp).read() == key:
@@ -101,7 +101,7 @@ def make_repo(root, plan):
     # -f: Debian's tree ignores its own top level (.gitignore: /*).
     git(repo, "add", "-f", "-A")
     git(repo, "commit", "-q", "-m",
-        f"{PACKAGE} {plan['source']['version']}, as Debian ships it")
+        f"{PACKAGE} {plan.source.version}, as Debian ships it")
     for p in wanted:
         # The patch's own author and date; committer date the same.
         git(repo, "am", "-q", "--committer-date-is-author-date", p)
@@ -124,7 +124,7 @@ def verdicts(output):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", help="the Meson build dir with timedmunlock "
+    ap.add_argument("--build-dir", help="the Meson build dir with timedmunlock "
                     "(default: the matrix's)")
     ap.add_argument("--run-dir", help="where the bisect's cells go (kept)")
     ap.add_argument("--keep", action="store_true",
@@ -141,7 +141,7 @@ def main():
     try:
         repo = make_repo(root, plan)
     except (RuntimeError, OSError, subprocess.CalledProcessError,
-            kbuild.Failure) as e:
+            kbuild.BuildError) as e:
         tap(False, "the throwaway repository is made", str(e))
         return 1
     log = git(repo, "log", "--reverse", "--format=%H %s").splitlines()
@@ -159,8 +159,8 @@ def main():
     cmd = [MATRIX, "bisect", "--good", f"{repo}@{commits[0][0]}",
            "--bad", f"{repo}@{commits[-1][0]}", "--scenario", "interleave",
            "--topology", "4node", "--run-dir", run_dir]
-    if args.build:
-        cmd += ["--build", args.build]
+    if args.build_dir:
+        cmd += ["--build-dir", args.build_dir]
     print(f"# {' '.join(cmd)}", flush=True)
     out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
     for line in out.stdout.splitlines():

@@ -120,9 +120,9 @@ class Valid(unittest.TestCase):
     def test_hotplug_and_hmat(self):
         t = topology.parse(GOOD + "hotplug slots=2 maxmem=2G maxcpus=4\n"
                            "hmat initiator=0 target=2 latency=200 bandwidth=800M\n")
-        self.assertEqual(t.hotplug["slots"], 2)
-        self.assertEqual(t.hotplug["maxmem_mib"], 2048)
-        self.assertEqual(t.hmat[0]["target"], 2)
+        self.assertEqual(t.hotplug.slots, 2)
+        self.assertEqual(t.hotplug.maxmem_mib, 2048)
+        self.assertEqual(t.hmat[0].target, 2)
 
     def test_spare_cpus_round_robin_over_cpu_nodes(self):
         # GOOD: nodes 0 and 1 have CPUs 0-2, node 2 is CPU-less.

@@ -18,16 +18,23 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import bisect, matrix as mx  # noqa: E402
+from numa_matrix.errors import UsageError  # noqa: E402
+from numa_matrix import rundir as rd  # noqa: E402
+from numa_matrix.types import BisectRequest, CellsRequest, RunParams  # noqa: E402
+from numa_matrix.util import atomic_write  # noqa: E402
+from numa_matrix.types import Source  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
 
 
 class Fake(bisect.Bisect):
     """measure() from a list of costs instead of a kernel and a guest."""
 
     def __init__(self, costs, limit=5.0):
-        self.args = mock.Mock(scenario="interleave", topology="2node",
-                              iterations=3, size="64M", flavour="perf")
-        self.plans = [{"label": f"c{i:011d}", "commit": f"{i:040d}",
-                       "subject": f"commit {i}"} for i in range(len(costs))]
+        self.params = RunParams(iterations=3)
+        self.scenario = "interleave"
+        self.plans = [kernel_plan(label=f"c{i:011d}", commit=f"{i:040d}",
+                                  subject=f"commit {i}")
+                      for i in range(len(costs))]
         self.limit, self.costs, self.lines = limit, {}, []
         self.figures, self.measured = costs, []
         self.topo = "2node"
@@ -48,7 +55,7 @@ class Search(unittest.TestCase):
         costs = [650, 645, 640, 652, 1300, 1250, 990, 990, 975]
         b = Fake(costs)
         first = b.run()
-        self.assertEqual(first["commit"], f"{4:040d}")
+        self.assertEqual(first.commit, f"{4:040d}")
         # good, bad and log2(8) = 3 steps: 5 kernels, not 9.
         self.assertEqual(b.measured, [0, 8, 4, 2, 3])
         self.assertIn(f"{4:040d}", b.lines[-1])
@@ -56,11 +63,11 @@ class Search(unittest.TestCase):
 
     def test_a_cheaper_commit_is_found_too(self):
         b = Fake([600, 601, 400, 399, 398])
-        self.assertEqual(b.run()["commit"], f"{2:040d}")
+        self.assertEqual(b.run().commit, f"{2:040d}")
 
     def test_adjacent_good_and_bad(self):
         b = Fake([600, 700])
-        self.assertEqual(b.run()["commit"], f"{1:040d}")
+        self.assertEqual(b.run().commit, f"{1:040d}")
         self.assertEqual(b.measured, [0, 1])
 
     def test_nothing_to_bisect(self):
@@ -80,16 +87,15 @@ class Input(unittest.TestCase):
         self.assertEqual(bisect.threshold("5%"), 5.0)
         self.assertEqual(bisect.threshold("2.5"), 2.5)
         for bad in ("0%", "-1", "five", ""):
-            with self.assertRaises(mx.Failure):
+            with self.assertRaises(UsageError):
                 bisect.threshold(bad)
 
     def test_refuses_what_is_not_a_git_commit(self):
-        args = mock.Mock(good="baseline", bad="patched", flavour="perf")
-        with mock.patch.object(bisect.kernelspec, "package_info", lambda p: {
-                "kind": "package", "tarball": "/t", "package": p,
-                "version": "1", "id": "0123"}):
-            with self.assertRaises(mx.Failure) as cm:
-                bisect.commit_plans(args)
+        with mock.patch.object(bisect.kernelspec, "package_info", lambda p: Source(
+                kind="package", tarball="/t", package=p, version="1",
+                id="0123")):
+            with self.assertRaises(UsageError) as cm:
+                bisect.commit_plans("baseline", "patched", "perf")
         self.assertIn("give GITDIR@COMMIT", str(cm.exception))
 
 
@@ -102,15 +108,14 @@ class RunDir(unittest.TestCase):
                                            "2node.topo")):
             d = tempfile.mkdtemp()
             try:
-                args = mock.Mock(run_dir=d, topology=topo,
-                                 scenario="interleave", clock="icount",
-                                 accel="tcg", iterations=3, size="64M",
-                                 flavour="perf", timeout=900, bench="/b")
-                b = bisect.Bisect(args, [{"source_version": "1"}], 5.0)
-                env = mx.load_env(d)
+                req = BisectRequest("g", "b", 5.0, CellsRequest(
+                    "interleave", topo, RunParams(iterations=3, bench="/b"),
+                    run_dir=d))
+                b = bisect.Bisect(req, [kernel_plan(kernel_version="6.12.0")])
+                env = rd.load_env(d)
                 self.assertEqual(b.topo, "2node")
                 self.assertEqual(env["topologies"], ["2node"])
-                self.assertTrue(os.path.isfile(mx.topo_copy(d, "2node")))
+                self.assertTrue(os.path.isfile(rd.topo_copy(d, "2node")))
             finally:
                 shutil.rmtree(d)
 
@@ -119,7 +124,7 @@ class Cost(unittest.TestCase):
     def test_minimum_over_iterations_per_page(self):
         d = tempfile.mkdtemp()
         try:
-            mx.atomic_write(mx.cell_path(d, "2node", "interleave", "k"),
+            atomic_write(rd.cell_path(d, "2node", "interleave", "k"),
                             "iteration,op,pages,seconds\n1,munlock,16384,0.0110\n"
                             "2,munlock,16384,0.0106\n3,munlock,16384,0.0106\n")
             self.assertAlmostEqual(bisect.cost(d, "2node", "interleave", "k"),

@@ -20,7 +20,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import matrix as mx  # noqa: E402
 from numa_matrix import profile as prof  # noqa: E402
-from numa_matrix.matrix import atomic_write  # noqa: E402
+from numa_matrix import cli  # noqa: E402
+from numa_matrix import rundir as rd  # noqa: E402
+from numa_matrix.util import atomic_write  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
+from numa_matrix.types import Source  # noqa: E402
 
 # Per-CPU data at small offsets, the start of text with a function at the
 # same address as its markers, aliases, a section marker sharing a
@@ -92,10 +96,10 @@ class Symbols(unittest.TestCase):
 
     def test_a_file_that_is_not_a_system_map(self):
         atomic_write(self.map, "hello world again\n")
-        with self.assertRaises(prof.Failure):
+        with self.assertRaises(prof.ProfileError):
             prof.Symbols(self.map)
         atomic_write(self.map, "0000000000000010 D only_per_cpu\n")
-        with self.assertRaises(prof.Failure):
+        with self.assertRaises(prof.ProfileError):
             prof.Symbols(self.map)
 
 
@@ -121,15 +125,15 @@ class ProfileFile(unittest.TestCase):
 
     def test_lines_that_do_not_add_up_are_refused(self):
         atomic_write(self.path, HEADER.format(13, 13) + "ffffffff81000100 12\n")
-        with self.assertRaisesRegex(prof.Failure, "add up to 12"):
+        with self.assertRaisesRegex(prof.ProfileError, "add up to 12"):
             prof.read_profile(self.path)
 
     def test_an_unfinished_or_damaged_file_is_refused(self):
         atomic_write(self.path, "")
-        with self.assertRaisesRegex(prof.Failure, "did the guest finish"):
+        with self.assertRaisesRegex(prof.ProfileError, "did the guest finish"):
             prof.read_profile(self.path)
         atomic_write(self.path, HEADER.format(1, 1) + "ffffffff81000100\n")
-        with self.assertRaisesRegex(prof.Failure, ":3: not 'ADDRESS COUNT'"):
+        with self.assertRaisesRegex(prof.ProfileError, ":3: not 'ADDRESS COUNT'"):
             prof.read_profile(self.path)
 
     def test_the_sum_check(self):
@@ -140,7 +144,7 @@ class ProfileFile(unittest.TestCase):
         for header in ({"regions": 2, "insns": 13, "region_insns": 13},
                        {"regions": 3, "insns": 12, "region_insns": 12},
                        {"regions": 2, "insns": 12, "region_insns": 11}):
-            with self.assertRaises(prof.Failure):
+            with self.assertRaises(prof.ProfileError):
                 prof.checked(cell, header, "k")
 
 
@@ -202,12 +206,10 @@ class Command(unittest.TestCase):
             store = os.path.join(self.root, "kernels", label)
             atomic_write(os.path.join(store, "bzImage"), "img")
             atomic_write(os.path.join(store, "System.map"), SYSTEM_MAP)
-            self.plans[label] = {
-                "kind": "package", "label": label, "flavour": "perf",
-                "spec": label, "store": store, "patches": 0,
-                "source_version": "6.1", "source": {
-                    "kind": "package", "package": "p", "tarball": "/t",
-                    "id": label}}
+            self.plans[label] = kernel_plan(
+                label=label, spec=label, store=store, source_version="6.1",
+                source=Source(kind="package", package="p", tarball="/t",
+                              version="6.1.192-3", id=label))
         # What each kernel's guest executes in its two regions.
         self.runs = {"A": {0xffffffff81000100: 300, 0xffffffff81000410: 100,
                            0x401000: 4},
@@ -221,33 +223,34 @@ class Command(unittest.TestCase):
         counts = self.runs[kernel]
         total = sum(counts.values())
         first = total // 2
-        mx.atomic_write(mx.cell_path(rundir, topo, scenario, kernel),
+        atomic_write(rd.cell_path(rundir, topo, scenario, kernel),
                         "iteration,op,pages,seconds\n"
                         f"1,munlock,2,0.1\n# model iteration=1 insns={first} "
                         "cycles=1\n"
                         f"2,munlock,2,0.1\n# model iteration=2 "
                         f"insns={total - first} cycles=1\n")
-        mx.atomic_write(profile, HEADER.format(total, total) + "".join(
+        atomic_write(profile, HEADER.format(total, total) + "".join(
             f"{a:016x} {n}\n" for a, n in sorted(counts.items())))
         self.ran.append(kernel)
         return True, ""
 
     def run_command(self, run_dir):
-        args = mx.argparse.Namespace(
-            kernel=["A", "B"], scenario="interleave", topology="2node",
-            iterations=2, size="8K", flavour="perf", timeout=60, top=0,
-            run_dir=run_dir, results=self.root,
-            build=os.path.join(self.root, "build"))
+        """results/matrix profile, its command line and all."""
+        argv = ["profile", "--kernel", "A", "--kernel", "B", "--scenario",
+                "interleave", "--topology", "2node", "--iterations", "2",
+                "--size", "8K", "--timeout", "60", "--top", "0",
+                "--run-dir", run_dir, "--results", self.root,
+                "--build-dir", os.path.join(self.root, "build")]
         self.ran = []
-        out = io.StringIO()
+        out, self.err = io.StringIO(), io.StringIO()
         with mock.patch.object(mx, "select_kernels",
                                lambda text, flavour: {k: self.plans[k]
                                                       for k in text.split(",")}), \
                 mock.patch.object(mx, "build_kernels", lambda env, rundir: None), \
                 mock.patch.object(mx, "run_cell", self.fake_cell), \
                 contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(io.StringIO()):
-            rc = prof.cmd_profile(args)
+                contextlib.redirect_stderr(self.err):
+            rc = cli.main(argv)
         return rc, out.getvalue()
 
     def test_tables_diff_and_sums(self):
@@ -265,7 +268,7 @@ class Command(unittest.TestCase):
                       "records' insns: 404", out)
         with open(os.path.join(run_dir, "profile.txt")) as f:
             self.assertEqual(f.read(), out)
-        self.assertEqual(mx.load_env(run_dir)["clock"], "model")
+        self.assertEqual(rd.load_env(run_dir)["clock"], "model")
         # Again with the same run directory: nothing runs again.
         rc, again = self.run_command(run_dir)
         self.assertEqual((rc, self.ran, again), (0, [], out))
@@ -273,8 +276,10 @@ class Command(unittest.TestCase):
     def test_a_plugin_without_profile_is_refused(self):
         atomic_write(os.path.join(self.root, "build/qemu-topologies/cost-model/"
                            "costmodel.so"), "old")
-        with self.assertRaisesRegex(prof.Failure, "predates profile="):
-            self.run_command(os.path.join(self.root, "run"))
+        rc, _ = self.run_command(os.path.join(self.root, "run"))
+        self.assertEqual(rc, 1)
+        self.assertRegex(self.err.getvalue(), r"^matrix: error: the cost model "
+                         r"plugin .* predates profile=")
 
 
 if __name__ == "__main__":

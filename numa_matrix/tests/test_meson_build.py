@@ -1,22 +1,22 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host unit test of the project's Meson test setups, on the configured build
+"""Host unit test of meson.build's test setups, on the configured build
 dir: what plain `meson test` and a guest setup select, and that Meson's
 timeout stays outside run-guest's in every guest setup.
 
-usage: test_meson_setups.py BUILD_DIR MIN_TIMEOUT MULTIPLIER GUEST_TIMEOUT
-(meson.build passes its own values).
+meson.build passes the build dir and its own values in the environment
+(NUMA_MATRIX_MESON_BUILD, NUMA_MATRIX_MESON_GUEST="MIN_TIMEOUT MULTIPLIER
+GUEST_TIMEOUT"); run by hand without them, the test skips, saying so.
 """
 
 import json
 import os
 import subprocess
-import sys
 import unittest
 
 # Suites that judge or change the running kernel, or start daemons.
 GUEST_SUITES = {"numa", "topology", "selftests", "selftests-all"}
-HOST_ONLY = {"unit", "slurm", "model", "bisect"}
+HOST_ONLY = {"unit", "slurm", "model", "kvm", "bisect"}
 # run-guest's own hang report needs this long after its timeout fires.
 MARGIN = 60
 
@@ -79,9 +79,15 @@ class Setups(unittest.TestCase):
                                    GUEST_TIMEOUT + MARGIN)
 
 
+def setUpModule():
+    global BUILD, MIN_TIMEOUT, MULTIPLIER, GUEST_TIMEOUT
+    BUILD = os.environ.get("NUMA_MATRIX_MESON_BUILD")
+    values = os.environ.get("NUMA_MATRIX_MESON_GUEST", "").split()
+    if not BUILD or len(values) != 3:
+        raise unittest.SkipTest("not run by meson test: no "
+                                "NUMA_MATRIX_MESON_BUILD/_GUEST")
+    MIN_TIMEOUT, MULTIPLIER, GUEST_TIMEOUT = map(int, values)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 5:
-        sys.exit(__doc__.strip().splitlines()[-2])
-    BUILD = sys.argv[1]
-    MIN_TIMEOUT, MULTIPLIER, GUEST_TIMEOUT = map(int, sys.argv[2:5])
-    unittest.main(argv=sys.argv[:1] + sys.argv[5:], verbosity=2)
+    unittest.main(verbosity=2)

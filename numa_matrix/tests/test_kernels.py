@@ -18,6 +18,7 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import kernels  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
 
 # A "make" whose "compiler" outlives it unless its group is stopped.
 FAKE_MAKE = """#!/bin/sh
@@ -52,8 +53,7 @@ class MakeGroup(unittest.TestCase):
         self.pidfile = os.path.join(d, "pid")
         self.env = dict(os.environ, PATH=d + ":" + os.environ["PATH"],
                         PIDFILE=self.pidfile)
-        self.p = {"build": d, "localversion": "-x", "label": "t",
-                  "flavour": "perf"}
+        self.p = kernel_plan(build=d, localversion="-x", label="t")
         self.logfile = os.path.join(d, "build.log")
 
     def tearDown(self):
@@ -111,6 +111,85 @@ class MakeGroup(unittest.TestCase):
         self.assertEqual(proc.wait(timeout=10), 130)
 
 
+class CleanUp(unittest.TestCase):
+    """A build that stops while it unpacks or patches a source leaves no
+    half tree in the cache: the next build starts that step again instead
+    of finding a damaged tree."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.env = mock.patch.dict(os.environ, {
+            "NUMA_MATRIX_CACHE": os.path.join(self.tmp.name, "cache"),
+            "NUMA_MATRIX_BUILD_LOCK": "none"})
+        self.env.start()
+
+    def tearDown(self):
+        self.env.stop()
+        self.tmp.cleanup()
+
+    def tarball(self, name, files):
+        src = os.path.join(self.tmp.name, "src")
+        for path, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(src, path)), exist_ok=True)
+            with open(os.path.join(src, path), "w") as f:
+                f.write(text)
+        out = os.path.join(self.tmp.name, name)
+        subprocess.run(["tar", "-cJf", out, "-C", src, *files], check=True)
+        return out
+
+    def left(self):
+        """What the cache's src/ holds besides its memos."""
+        d = os.path.join(self.tmp.name, "cache", "src")
+        return sorted(f for f in os.listdir(d) if not f.endswith(".json")) \
+            if os.path.isdir(d) else []
+
+    def build(self, tarball):
+        p = kernels.ks.one(tarball)
+        with mock.patch.object(kernels, "log"):
+            kernels.build(p, 1)
+
+    def test_a_damaged_tarball(self):
+        path = os.path.join(self.tmp.name, "linux-6.1.tar.xz")
+        with open(path, "wb") as f:
+            f.write(b"\xfd7zXZ\0 not really xz")
+        with self.assertRaisesRegex(kernels.BuildError, "unpacking .*linux-6.1"):
+            self.build(path)
+        self.assertEqual(self.left(), [])
+
+    def test_a_tarball_that_is_no_kernel_source(self):
+        path = self.tarball("notes.tar.xz", {"notes/README": "x"})
+        with self.assertRaisesRegex(kernels.BuildError, "not a kernel source"):
+            self.build(path)
+        self.assertEqual(self.left(), [])
+
+    def test_an_interrupted_unpack(self):
+        path = self.tarball("linux-6.1.tar.xz", {"linux-6.1/Makefile": "x"})
+        real = kernels.run
+
+        def interrupted(cmd, **kw):
+            real(cmd, **kw)
+            raise KeyboardInterrupt
+
+        with mock.patch.object(kernels, "run", interrupted), \
+                self.assertRaises(KeyboardInterrupt):
+            self.build(path)
+        self.assertEqual(self.left(), [])
+
+    def test_a_patch_that_does_not_apply(self):
+        path = self.tarball("linux-6.1.tar.xz", {
+            "linux-6.1/Makefile": "VERSION = 6\n", "linux-6.1/mm/mlock.c": "x\n"})
+        series = os.path.join(self.tmp.name, "series")
+        os.makedirs(series)
+        with open(os.path.join(series, "series"), "w") as f:
+            f.write("0001-x.patch\n")
+        with open(os.path.join(series, "0001-x.patch"), "w") as f:
+            f.write("--- a/mm/mlock.c\n+++ b/mm/mlock.c\n@@ -1 +1 @@\n-y\n+z\n")
+        with self.assertRaisesRegex(kernels.BuildError, "does not apply"):
+            self.build(f"{path}+{series}")
+        # The pristine tree is whole and kept; no patched half-tree.
+        self.assertEqual([f.split("-")[0] for f in self.left()], ["pristine"])
+
+
 class Locks(unittest.TestCase):
     """One heavy build per machine unless told otherwise (a Slurm job), and
     never two builds in one tree."""
@@ -143,8 +222,8 @@ class Locks(unittest.TestCase):
 
     def test_tree_lock_holds_even_without_the_machine_lock(self):
         with tempfile.TemporaryDirectory() as root:
-            p = {"root": root, "tree": os.path.join(root, "src", "t1")}
-            other = dict(p, tree=os.path.join(root, "src", "t2"))
+            p = kernel_plan(root=root, tree=os.path.join(root, "src", "t1"))
+            other = kernel_plan(root=root, tree=os.path.join(root, "src", "t2"))
             quiet = lambda msg: None    # noqa: E731
             with mock.patch.dict(os.environ, {"NUMA_MATRIX_BUILD_LOCK": "none"}):
                 with kernels.building(p, quiet):

@@ -14,7 +14,7 @@ before it starts) and checks that the cells needing it are reported failed.
 The daemons are stopped at the end, also when a check fails or the test is
 interrupted.
 
-  test_slurm.py [--bench BUILD/numa-tests/bench/timedmunlock] [--keep]
+  slurm_cluster.py [--bench BUILD/numa-tests/bench/timedmunlock] [--keep]
 
 Skips (saying why) only when it cannot run: not root, or the Slurm packages
 are missing and apt-get cannot install them. See docs/slurm.md.
@@ -163,7 +163,7 @@ class Cluster:
                  "ThreadsPerCore", "RealMemory")]
         self.cpus = int(dict(w.split("=") for w in node)["CPUs"])
         ctld, slurmd = free_port(), free_port()
-        conf = f"""# Written by results/tests/test_slurm.py: a one-host test cluster.
+        conf = f"""# Written by results/tests/slurm_cluster.py: a one-host test cluster.
 ClusterName=numamatrixtest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort={ctld}
@@ -397,7 +397,7 @@ def the_test(t, cluster, tmp, bench, first_bound, built):
     # machine's one heavy build at a time.
     lock = ["--build-lock", os.path.join(CACHE, "build.lock")]
     options = ["--partition", PARTITION, "--build-cpus", str(cluster.cpus),
-               "--results", results, "--build", build] + lock
+               "--results", results, "--build-dir", build] + lock
 
     took = cluster.up()
     t.ok(True, f"munged, slurmctld and slurmd up, node {NODE} idle "
@@ -446,7 +446,7 @@ def the_test(t, cluster, tmp, bench, first_bound, built):
     t0 = time.time()
     local_results = os.path.join(tmp, "local")
     out = run([MATRIX, "run"] + SELECTION +
-              ["--results", local_results, "--build", build])
+              ["--results", local_results, "--build-dir", build])
     t.note(f"local matrix run: exit {out.returncode} after {time.time() - t0:.1f} s")
     t.must(out.returncode == 0, "a local matrix run of the same selection",
            out.stderr)
@@ -460,8 +460,8 @@ def the_test(t, cluster, tmp, bench, first_bound, built):
          "\n".join(f"local: {x}\nslurm: {y}" for x, y in zip(a, b) if x != y))
     out = run([MATRIX, "compare", local, rundir])
     t.ok(out.returncode == 0 and
-         len(re.findall(rf"^(1node|2node) +interleave +{KERNEL} ",
-                        out.stdout, re.M)) == 2,
+         len(re.findall(rf"^{KERNEL} on (1node|2node)\n  interleave +[0-9.]+ +"
+                        r"[0-9.]+ +[-+][0-9.]+%", out.stdout, re.M)) == 2,
          "matrix compare works across a local run and a Slurm run",
          out.stdout + out.stderr)
     t.note(out.stdout)

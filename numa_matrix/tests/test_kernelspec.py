@@ -18,6 +18,9 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import kernels, kernelspec as ks  # noqa: E402
+from numa_matrix.tests.helpers import fake_bzimage  # noqa: E402
+from numa_matrix.tests.helpers import kernel_plan  # noqa: E402
+from numa_matrix.types import Source  # noqa: E402
 
 MAKEFILE = """# SPDX-License-Identifier: GPL-2.0
 VERSION = 6
@@ -62,18 +65,7 @@ def snapshot(repo):
     return out
 
 
-def fake_bzimage(path, version):
-    """The parts of the x86 boot header that name a kernel."""
-    data = bytearray(0x1000)
-    data[0x202:0x206] = b"HdrS"
-    data[0x20E:0x210] = (0x400 - 0x200).to_bytes(2, "little")
-    text = version.encode() + b"\0"
-    data[0x400:0x400 + len(text)] = text
-    with open(path, "wb") as f:
-        f.write(data)
-
-
-REPO = {}
+REPO: dict = {}
 
 
 def setUpModule():
@@ -160,6 +152,7 @@ class Grammar(Base):
 
     def test_malformed_specs_are_one_line_errors(self):
         for text, word in (("", "empty"), ("foo", "names no kernel"),
+                           ("patched+", "names no kernel"),
                            ("linux-source-x", "not a Debian source package"),
                            ("linux-source-6.12@newest", "unknown variant"),
                            ("/no/such.tar.xz", "does not exist"),
@@ -181,28 +174,31 @@ class Grammar(Base):
 class GitTrees(Base):
     def test_range_is_first_commit_then_each_one(self):
         plans = ks.kernels(f"{self.repo}@{self.commits[0]}..main")
-        self.assertEqual([p["commit"] for p in plans], self.commits)
-        self.assertEqual([p["label"] for p in plans],
+        self.assertEqual([p.commit for p in plans], self.commits)
+        self.assertEqual([p.label for p in plans],
                          [c[:12] for c in self.commits])
-        self.assertEqual([p["source_version"] for p in plans],
+        self.assertEqual([p.source_version for p in plans],
                          ["6.12", "6.12.1", "6.12.2"])
-        self.assertEqual(plans[2]["subject"], "commit 2")
+        # results/<version>/: what make kernelversion prints.
+        self.assertEqual([ks.kernel_version(p) for p in plans],
+                         ["6.12.0", "6.12.1", "6.12.2"])
+        self.assertEqual(plans[2].subject, "commit 2")
         # One spec per commit, each naming exactly that kernel.
-        self.assertEqual(plans[1]["spec"], f"{self.repo}@{self.commits[1]}")
+        self.assertEqual(plans[1].spec, f"{self.repo}@{self.commits[1]}")
         # Commits of one tree share the work tree and build dir ...
-        self.assertEqual({p["build"] for p in plans}, {plans[0]["build"]})
+        self.assertEqual({p.build for p in plans}, {plans[0].build})
         # ... and each has its own place in the kernel store.
-        self.assertEqual(len({p["store"] for p in plans}), 3)
+        self.assertEqual(len({p.store for p in plans}), 3)
 
     def test_labelled_range_is_numbered(self):
         plans = ks.kernels(f"x={self.repo}@HEAD~2..HEAD")
-        self.assertEqual([p["label"] for p in plans], ["x-0", "x-1", "x-2"])
+        self.assertEqual([p.label for p in plans], ["x-0", "x-1", "x-2"])
 
     def test_one_refuses_a_range(self):
         with self.assertRaises(ks.SpecError) as cm:
             ks.one(f"{self.repo}@HEAD~1..HEAD")
         self.assertIn("names 2 kernels", str(cm.exception))
-        self.assertEqual(ks.one(f"{self.repo}@HEAD")["commit"], self.commits[2])
+        self.assertEqual(ks.one(f"{self.repo}@HEAD").commit, self.commits[2])
 
     def test_bad_git_input(self):
         self.refused(f"{self.repo}@nosuch", "no commit 'nosuch'")
@@ -215,28 +211,28 @@ class GitTrees(Base):
     def test_series_on_top_changes_identity(self):
         bare = ks.one(f"{self.repo}@HEAD")
         mine = ks.one(f"{self.repo}@HEAD+{self.series}")
-        self.assertEqual(mine["patch_names"], ["0001-mine.patch"])
-        self.assertEqual(mine["label"], self.commits[2][:12] + "+mine")
-        self.assertNotEqual(bare["store"], mine["store"])
-        self.assertNotEqual(bare["localversion"], mine["localversion"])
+        self.assertEqual(mine.patch_names, ["0001-mine.patch"])
+        self.assertEqual(mine.label, self.commits[2][:12] + "+mine")
+        self.assertNotEqual(bare.store, mine.store)
+        self.assertNotEqual(bare.localversion, mine.localversion)
         self.refused(f"{self.repo}@HEAD+{self.series}@2", "has 1 patches")
 
     def test_compiler_is_part_of_the_identity(self):
         a = ks.one(f"{self.repo}@HEAD")
-        with mock.patch.object(ks.compiler, "cached", "gcc (Other) 99.0"):
+        with mock.patch.object(ks, "compiler", lambda: "gcc (Other) 99.0"):
             b = ks.one(f"{self.repo}@HEAD")
-        self.assertEqual(b["compiler"], "gcc (Other) 99.0")
-        self.assertNotEqual(a["config_hash"], b["config_hash"])
-        self.assertNotEqual(a["store"], b["store"])
+        self.assertEqual(b.compiler, "gcc (Other) 99.0")
+        self.assertNotEqual(a.config_hash, b.config_hash)
+        self.assertNotEqual(a.store, b.store)
 
     def test_prepare_never_writes_into_the_users_repository(self):
         before = snapshot(self.repo)
         plans = ks.kernels(f"{self.repo}@HEAD~2..HEAD+{self.series}")
         for p in plans:
             kernels.prepare_git(p)
-            with open(os.path.join(p["tree"], "Makefile")) as f:
+            with open(os.path.join(p.tree, "Makefile")) as f:
                 self.assertIn(f"SUBLEVEL = {plans.index(p)}", f.read())
-            with open(os.path.join(p["tree"], "mm", "mlock.c")) as f:
+            with open(os.path.join(p.tree, "mm", "mlock.c")) as f:
                 self.assertIn("/* mine */", f.read())
         self.assertEqual(snapshot(self.repo), before)
         self.assertEqual(git(self.repo, "status", "--porcelain"), "")
@@ -245,12 +241,62 @@ class GitTrees(Base):
         with open(os.path.join(self.series, "0001-mine.patch"), "w") as f:
             f.write(BAD_PATCH)
         p = ks.one(f"{self.repo}@HEAD+{self.series}")
-        with self.assertRaises(kernels.Failure) as cm:
+        with self.assertRaises(kernels.BuildError) as cm:
             kernels.prepare_git(p)
         first = str(cm.exception).splitlines()[0]
         self.assertIn("patch 0001-mine.patch does not apply", first)
         self.assertIn(f"commit {self.commits[2][:12]}", first)
         self.assertIn("refresh it", first)
+
+
+class KernelVersion(unittest.TestCase):
+    """The kernel version a run's results are filed under:
+    results/<make kernelversion of its first kernel>/<run id>/, whatever
+    the kind of its spec."""
+
+    def test_what_make_kernelversion_prints(self):
+        for sub, extra, want in (("192", "", "6.1.192"), ("0", "", "6.1.0"),
+                                 ("0", "-rc3", "6.1.0-rc3")):
+            text = (f"VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = {sub}\n"
+                    f"EXTRAVERSION = {extra}\nNAME = Curry Ramen\n")
+            self.assertEqual(ks.kernelversion(text), want)
+        self.assertIsNone(ks.kernelversion("all:\n\ttrue\n"))
+        # A git commit's source version stays what runs recorded.
+        self.assertEqual(ks.makefile_version(MAKEFILE.format(sub=0)), "6.12")
+
+    def tarball(self, d, top, makefile):
+        src = os.path.join(d, top)
+        os.makedirs(os.path.join(src, "arch"))
+        # A Makefile deeper in the tree first: only the top one counts.
+        with open(os.path.join(src, "arch", "Makefile"), "w") as f:
+            f.write("VERSION = 9\n")
+        with open(os.path.join(src, "Makefile"), "w") as f:
+            f.write(makefile)
+        path = os.path.join(d, top + ".tar.xz")
+        subprocess.run(["tar", "-cJf", path, "-C", d, f"{top}/arch/Makefile",
+                        f"{top}/Makefile"], check=True)
+        return path
+
+    def test_a_tarball_and_a_debian_package(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"NUMA_MATRIX_CACHE": d}):
+            path = self.tarball(d, "linux-6.12", MAKEFILE.format(sub=118))
+            self.assertEqual(ks.tarball_kernelversion(path), "6.12.118")
+            # Debian's 6.12.118-1~deb12u1: its Makefile's version.
+            plan = kernel_plan(source=Source(kind="package", tarball=path,
+                                             version="6.12.118-1~deb12u1",
+                                             id="x"))
+            self.assertEqual(ks.kernel_version(plan), "6.12.118")
+            # Remembered: the tarball is read once.
+            with mock.patch.object(ks, "tarball_makefile") as read:
+                ks.tarball_kernelversion(path)
+            read.assert_not_called()
+            # A package whose tarball is gone: its version, less the revision.
+            plan.source.tarball = os.path.join(d, "gone.tar.xz")
+            self.assertEqual(ks.kernel_version(plan), "6.12.118")
+            bad = self.tarball(os.path.join(d, "b"), "x", "all:\n")
+            with self.assertRaisesRegex(ks.SpecError, "no top-level Makefile"):
+                ks.tarball_kernelversion(bad)
 
 
 class Images(Base):
@@ -263,10 +309,11 @@ class Images(Base):
 
     def test_version_and_compiler_from_the_header(self):
         p = ks.one(self.img)
-        self.assertEqual(p["source_version"], "6.12.9-mine")
-        self.assertEqual(p["compiler"], "gcc (Debian 12.2.0-14) 12.2.0")
-        self.assertTrue(p["label"].startswith("image-"))
-        self.assertIsNone(p["config"])
+        self.assertEqual(p.source_version, "6.12.9-mine")
+        self.assertEqual(ks.kernel_version(p), "6.12.9")
+        self.assertEqual(p.compiler, "gcc (Debian 12.2.0-14) 12.2.0")
+        self.assertTrue(p.label.startswith("image-"))
+        self.assertIsNone(p.config)
 
     def test_not_a_bzimage(self):
         path = os.path.join(self.dir, "vmlinux")
@@ -285,11 +332,11 @@ class Images(Base):
         with open(config, "w") as f:
             f.write("\n".join(lines) + "\n")
         p = ks.one(self.img)
-        self.assertEqual(p["config"], config)
+        self.assertEqual(p.config, config)
         self.assertEqual(sorted(kernels.check_image_config(p)),
                          ["CONFIG_9P_FS=y (m)", "CONFIG_NET_9P_VIRTIO=y (not set)",
                           "CONFIG_NUMA_BALANCING=n (y)"])
-        with self.assertRaises(kernels.Failure) as cm:
+        with self.assertRaises(kernels.BuildError) as cm:
             kernels.image_path(p)
         self.assertIn("CONFIG_9P_FS=y (m)", str(cm.exception))
         self.assertIn("./numa-matrix config", str(cm.exception))
@@ -327,36 +374,36 @@ class Fragments(Base):
             f.write("# CONFIG_SWAP is not set\n")
         build = os.path.join(self.dir, "build")
         os.makedirs(build)
-        p = {"build": build, "series_configs": [], "fragments": [base, flavour]}
+        p = kernel_plan(build=build, fragments=[base, flavour])
         with open(os.path.join(build, ".config"), "w") as f:
             f.write("# CONFIG_SWAP is not set\nCONFIG_A=y\n")
         kernels.verify_config(p, self.dir)
         with open(os.path.join(build, ".config"), "w") as f:
             f.write("CONFIG_SWAP=y\nCONFIG_A=y\n")
-        with self.assertRaises(kernels.Failure) as cm:
+        with self.assertRaises(kernels.BuildError) as cm:
             kernels.verify_config(p, self.dir)
         self.assertIn("noswap.config:1: CONFIG_SWAP=n requested", str(cm.exception))
 
 
 class Packages(Base):
     def fake_package(self, package):
-        return {"kind": "package", "tarball": f"/usr/src/{package}.tar.xz",
-                "package": package, "version": "9.9-1", "id": "0123456789ab"}
+        return Source(kind="package", tarball=f"/usr/src/{package}.tar.xz",
+                      package=package, version="9.9-1", id="0123456789ab")
 
     def test_series_per_source(self):
         with mock.patch.object(ks, "package_info", self.fake_package), \
                 mock.patch.object(ks, "KERNEL_SERIES", self.dir):
             os.makedirs(os.path.join(self.dir, "linux-source-6.12"))
             p = ks.one("linux-source-6.12")
-            self.assertEqual((p["label"], p["patches"]), ("6.12-baseline", 0))
+            self.assertEqual((p.label, p.patches), ("6.12-baseline", 0))
             self.refused("linux-source-6.12@patched", "has no series", "only baseline")
             shutil.copytree(self.series, os.path.join(self.dir, "linux-source-6.7"))
             p = ks.one("linux-source-6.7@patched")
-            self.assertEqual((p["label"], p["patch_names"]),
+            self.assertEqual((p.label, p.patch_names),
                              ("6.7-patched", ["0001-mine.patch"]))
             p = ks.one(f"linux-source-6.7+{self.series}")
-            self.assertEqual(p["label"], "6.7-baseline+mine")
-            self.assertEqual(p["spec"], f"linux-source-6.7@baseline+{self.series}")
+            self.assertEqual(p.label, "6.7-baseline+mine")
+            self.assertEqual(p.spec, f"linux-source-6.7@baseline+{self.series}")
 
 
 if __name__ == "__main__":

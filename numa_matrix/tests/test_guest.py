@@ -3,10 +3,10 @@
 """Host unit tests of run-guest: the QEMU command line a topology turns into,
 and which kernel log lines fail a run."""
 
-import argparse
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -16,7 +16,20 @@ from unittest import mock
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 from numa_matrix import guest as rg  # noqa: E402
-from numa_matrix import hostctl, topology  # noqa: E402
+from numa_matrix import RUN_GUEST, hostctl, topology  # noqa: E402
+from numa_matrix.tests.helpers import (FAKE_QEMU, fake_bzimage,  # noqa: E402
+                                       fake_qemu_boots, fake_qemu_env)
+from numa_matrix.types import GUEST_EXITS, GuestRequest, GuestResult  # noqa: E402
+
+
+def request(topo, **kw):
+    """A GuestRequest for the machine TOPO (a catalogue name or a
+    Topology), kernel /k/bzImage, command true unless KW says otherwise."""
+    if isinstance(topo, str):
+        topo = topology.find(topo)
+    kw.setdefault("argv", ["true"])
+    kw.setdefault("kernel", "/k/bzImage")
+    return GuestRequest(topology=topo, **kw)
 
 # Real formats of kernel messages that must fail a run.
 BAD = [
@@ -151,9 +164,8 @@ class QemuCommand(unittest.TestCase):
     def test_guest_kernels_boot_at_their_linked_address(self):
         # The profile maps guest addresses through System.map: no KASLR.
         for clock in ("model", "icount", "wall"):
-            args = argparse.Namespace(thp=None, append=[], clock=clock,
-                                      root="initramfs")
-            line = rg.kernel_cmdline(args, topology.find("2node"))
+            line = rg.kernel_cmdline(request("2node", clock=clock,
+                                             root="initramfs"))
             self.assertIn("nokaslr", line.split())
 
     def test_model_commas_and_memoryless_nodes(self):
@@ -165,16 +177,15 @@ class QemuCommand(unittest.TestCase):
         self.assertTrue(arg.endswith(",out=/r,,1/share/model.log"), arg)
 
     def test_model_kernel_keeps_lock_prefixes(self):
-        args = argparse.Namespace(thp=None, append=[], clock="model", root="host")
-        line = rg.kernel_cmdline(args, topology.find("2node").single_cpu())
+        req = request(topology.find("2node").single_cpu(), clock="model")
+        line = rg.kernel_cmdline(req)
         self.assertIn("noreplace-smp", line.split())
         self.assertIn("norandmaps", line.split())
-        args.clock = "icount"
-        line = rg.kernel_cmdline(args, topology.find("2node"))
+        line = rg.kernel_cmdline(request("2node", clock="icount"))
         self.assertNotIn("noreplace-smp", line.split())
         self.assertIn("norandmaps", line.split())
-        args.clock = "wall"
-        self.assertNotIn("norandmaps", rg.kernel_cmdline(args, topology.find("2node")))
+        self.assertNotIn("norandmaps",
+                         rg.kernel_cmdline(request("2node", clock="wall")))
 
     def test_icount_takes_the_hosts_randomness_away(self):
         cmd = self.command("4node", clock="icount")
@@ -229,9 +240,8 @@ class InitramfsRoot(unittest.TestCase):
         self.assertEqual(plugin["out"], "/run/x/model.log")
 
     def test_kernel_unpacks_it_and_mounts_nothing(self):
-        args = argparse.Namespace(thp=None, append=[], clock="icount",
-                                  root="initramfs")
-        line = rg.kernel_cmdline(args, topology.find("2node")).split()
+        line = rg.kernel_cmdline(request("2node", clock="icount",
+                                         root="initramfs")).split()
         self.assertIn("rdinit=/init", line)
         self.assertFalse([a for a in line if a.startswith(("root", "init="))], line)
 
@@ -254,40 +264,38 @@ class InitramfsRoot(unittest.TestCase):
         # guest-init binds them aside around its fresh /tmp: a checkout in
         # /tmp run from elsewhere failed with "cannot keep".
         with tempfile.TemporaryDirectory() as runs:
-            args = argparse.Namespace(writable=[], argv=["/bin/true"],
-                                      keep_paths=["/tmp/checkout"],
-                                      clock="icount", quiet=True, keep=False,
-                                      timeout=30, env=[], root="initramfs")
+            req = request("1node", argv=["/bin/true"],
+                          keep_paths=["/tmp/checkout"], clock="icount",
+                          quiet=True, timeout=30, root="initramfs")
             with mock.patch.dict(os.environ, {"NUMA_MATRIX_RUNS": runs}), \
                     mock.patch.object(rg.initramfs, "build",
                                       return_value="/x.cpio") as build, \
                     mock.patch.object(rg, "QEMU", "true"), \
                     redirect_stderr(io.StringIO()):
-                rg.boot(args, topology.find("1node"), "/k/bzImage", "", "tcg")
+                rg.boot(req)
             self.assertIn("/tmp/checkout", build.call_args.args[3])
             self.assertIn(os.getcwd(), build.call_args.args[3])
 
     def test_model_log_copied_out_even_when_empty(self):
         with tempfile.TemporaryDirectory() as rundir:
             out = os.path.join(rundir, "out.log")
-            args = argparse.Namespace(model_log=out, root="initramfs")
-            rg.copy_model_files(args, rundir)
+            req = request("1node", model_log=out, root="initramfs")
+            rg.copy_model_files(req, rundir)
             with open(out) as f:
                 self.assertEqual(f.read(), "")
             with open(os.path.join(rundir, "model.log"), "w") as f:
                 f.write("region=1 vcpu=0 insns=5\n")
-            rg.copy_model_files(args, rundir)
+            rg.copy_model_files(req, rundir)
             with open(out) as f:
                 self.assertEqual(f.read(), "region=1 vcpu=0 insns=5\n")
 
     def test_model_profile_copied_out(self):
         with tempfile.TemporaryDirectory() as rundir:
             out = os.path.join(rundir, "out.profile")
-            args = argparse.Namespace(model_log=None, model_profile=out,
-                                      root="initramfs")
+            req = request("1node", model_profile=out, root="initramfs")
             with open(os.path.join(rundir, rg.MODEL_PROFILE), "w") as f:
                 f.write("# regions=1\nffffffff81000000 5\n")
-            rg.copy_model_files(args, rundir)
+            rg.copy_model_files(req, rundir)
             with open(out) as f:
                 self.assertEqual(f.read(), "# regions=1\nffffffff81000000 5\n")
 
@@ -311,13 +319,17 @@ class HostBinding(unittest.TestCase):
         self.assertIn("memory-backend-ram,id=mem2,size=64M,host-nodes=0,policy=bind", args)
         self.assertNotIn("host-nodes", " ".join(rg.numa_args(t)))
 
-    def test_vcpu_threads_follow_their_node(self):
-        cpus = [{"thread-id": 101, "props": {"node-id": 0}},
-                {"thread-id": 102, "props": {"node-id": 1}},
-                {"thread-id": 103, "props": {}}]
-        host = {0: {0, 1}, 1: {2, 3}}
-        got = hostctl.vcpu_affinity(cpus, {0: 1, 1: 0}, host.get)
-        self.assertEqual(got, {101: {2, 3}, 102: {0, 1}})
+    def test_monitor_even_without_a_control_channel(self):
+        # An initramfs root has no control channel; the vCPUs of a KVM
+        # guest are pinned through QEMU's monitor all the same.
+        t = topology.parse(self.T)
+        qmp = hostctl.Qmp("/run/x/qmp.sock")
+        cmd = rg.qemu_command(t, "/k/bzImage", "x", "/run/x", [], "kvm",
+                              "wall", binding={0: 0, 1: 1, 2: 0},
+                              initrd="/run/x/i.cpio", qmp=qmp)
+        self.assertEqual(cmd[cmd.index("-qmp") + 1],
+                         "unix:/run/x/qmp.sock,server=on,wait=off")
+        self.assertNotIn("name=nm.ctl", " ".join(cmd))
 
 
 class KeepPaths(unittest.TestCase):
@@ -395,12 +407,14 @@ class Record(unittest.TestCase):
     def test_record_says_how_and_where(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "where.json")
-            rg.record(path, "kvm", 3)
+            result = GuestResult.of_command(3, accel="kvm")
+            rg.record(path, result)
             with open(path) as f:
                 got = json.load(f)
-            rg.record(None, "kvm", 3)        # no --record: nothing written
+            rg.record(None, result)         # no --record: nothing written
             self.assertEqual(os.listdir(d), ["where.json"])
-        self.assertEqual((got["accel"], got["exit"]), ("kvm", 3))
+        self.assertEqual((got["accel"], got["exit"], got["reason"]),
+                         ("kvm", 3, "command"))
         self.assertEqual(got["host"], os.uname().nodename)
         self.assertEqual(got["host_kernel"], os.uname().release)
         self.assertTrue(got["cpu_model"] and "qemu" in got)
@@ -410,14 +424,21 @@ class KvmProbe(unittest.TestCase):
     """One probe that says nothing about KVM must not disable it for good,
     and the cached answer is never half written."""
 
-    def probe(self, rc, cached=None):
+    @staticmethod
+    def result(rc, silent=False):
+        if rc not in GUEST_EXITS:
+            return GuestResult.of_command(rc, silent=silent)
+        return GuestResult.failed(rc, "x", silent=silent)
+
+    def probe(self, rc, silent=False):
+        result = self.result(rc, silent)
         with tempfile.TemporaryDirectory() as cache, \
                 mock.patch.dict(os.environ, {"NUMA_MATRIX_CACHE": cache}), \
                 mock.patch.object(rg.os, "access", return_value=True), \
-                mock.patch.object(rg, "boot", return_value=rc) as boot, \
+                mock.patch.object(rg, "boot", return_value=result) as boot, \
                 redirect_stderr(io.StringIO()):
             path = os.path.join(cache, "kvm-probe.json")
-            works = rg.kvm_works("/k/bzImage", topology.find("1node"), "")
+            works = rg.kvm_works(request("1node"))
             written = None
             if os.path.exists(path):
                 with open(path) as f:
@@ -426,10 +447,14 @@ class KvmProbe(unittest.TestCase):
         return works, written, boot.called, leftovers
 
     def test_verdicts(self):
-        self.assertIs(rg.probe_verdict(0), True)
-        self.assertIs(rg.probe_verdict(rg.EXIT_SETUP), False)
+        self.assertIs(rg.probe_verdict(self.result(0)), True)
+        self.assertIs(rg.probe_verdict(self.result(rg.EXIT_SETUP)), False)
+        # Nothing on the console in the probe's time: KVM runs nothing
+        # (this machine's /dev/kvm with -cpu host, 2026-12-07).
+        self.assertIs(rg.probe_verdict(self.result(rg.EXIT_TIMEOUT, True)),
+                      False)
         for rc in (rg.EXIT_SPLAT, rg.EXIT_TIMEOUT, 1):
-            self.assertIsNone(rg.probe_verdict(rc))
+            self.assertIsNone(rg.probe_verdict(self.result(rc)))
 
     def test_clear_answers_are_cached(self):
         self.assertEqual(self.probe(0), (True, True, True, []))
@@ -438,6 +463,139 @@ class KvmProbe(unittest.TestCase):
     def test_a_slow_or_broken_guest_is_not_cached(self):
         for rc in (rg.EXIT_TIMEOUT, rg.EXIT_SPLAT):
             self.assertEqual(self.probe(rc), (False, None, True, []))
+
+    def test_a_guest_that_printed_nothing_is_a_no(self):
+        self.assertEqual(self.probe(rg.EXIT_TIMEOUT, silent=True),
+                         (False, False, True, []))
+
+
+class KvmEndToEnd(unittest.TestCase):
+    """--accel auto through qemu-topologies/run-guest itself, with a
+    stand-in QEMU (tests/data/fake-qemu) that plays a host whose KVM runs
+    the guest, one whose KVM cannot (QEMU stops at once, as here), and one
+    whose kernel warns on KVM. Every cell of a --clock wall matrix run
+    takes this path, and its probe once died before booting anything."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.image = os.path.join(self.tmp.name, "bzImage")
+        fake_bzimage(self.image, "6.1.192-nm14-perf (me@box) (gcc 12.2.0)")
+        self.record = os.path.join(self.tmp.name, "record.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_guest(self, kvm="works", accel="auto", **env):
+        out = subprocess.run(
+            [RUN_GUEST, "--topology", "2node", "--kernel", self.image,
+             "--accel", accel, "--record", self.record, "--", "echo", "hi"],
+            capture_output=True, text=True, timeout=60, check=False,
+            env=fake_qemu_env(self.tmp.name, kvm, FAKE_QEMU_STDOUT="hi\n",
+                              **env))
+        with open(self.record) as f:
+            out.record = json.load(f)
+        out.boots = fake_qemu_boots(self.tmp.name)
+        os.unlink(os.path.join(self.tmp.name, "qemu.log"))
+        return out
+
+    def cached(self):
+        path = os.path.join(self.tmp.name, "cache", "kvm-probe.json")
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f)["works"]
+
+    def test_kvm_that_works_is_probed_once_and_used(self):
+        out = self.run_guest("works")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, "hi\n")
+        self.assertNotIn("Traceback", out.stderr)
+        # The probe boots the same machine and kernel with /bin/true.
+        self.assertEqual([(b["accel"], b["command"]) for b in out.boots],
+                         [("kvm", "exec true"), ("kvm", "exec echo hi")])
+        self.assertEqual(out.boots[1]["cpu"], "host")
+        self.assertEqual((out.record["accel"], out.record["reason"]),
+                         ("kvm", "ok"))
+        self.assertIs(self.cached(), True)
+        again = self.run_guest("works")
+        self.assertEqual([b["command"] for b in again.boots], ["exec echo hi"])
+        self.assertNotIn("probing", again.stderr)
+
+    def test_kvm_that_cannot_run_the_guest_falls_back_to_tcg(self):
+        out = self.run_guest("fails")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual([b["accel"] for b in out.boots], ["kvm", "tcg"])
+        self.assertEqual(out.record["accel"], "tcg")
+        self.assertIn("KVM does not work here (guest ended without reporting "
+                      "an exit status (QEMU exit 1): qemu-system-x86_64: "
+                      "error: failed to set MSR 0x10a", out.stderr)
+        self.assertIs(self.cached(), False)
+        # The answer holds for this QEMU and host kernel: no second probe.
+        again = self.run_guest("fails")
+        self.assertEqual([b["accel"] for b in again.boots], ["tcg"])
+        # Another QEMU is asked again.
+        other = self.run_guest("works", FAKE_QEMU_VERSION="QEMU 8.0 (fake)")
+        self.assertEqual([b["accel"] for b in other.boots], ["kvm", "kvm"])
+        self.assertIs(self.cached(), True)
+
+    def test_a_splat_on_kvm_decides_nothing(self):
+        out = self.run_guest("splat")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual([b["accel"] for b in out.boots], ["kvm", "tcg"])
+        self.assertIn("KVM probe inconclusive (kernel problem in the guest",
+                      out.stderr)
+        self.assertIsNone(self.cached())
+
+    def test_kvm_that_runs_nothing_is_a_no(self):
+        # QEMU starts, the guest prints nothing, not even the firmware's
+        # first bytes: what this machine's /dev/kvm does.
+        env = fake_qemu_env(self.tmp.name, "hangs")
+        with mock.patch.dict(os.environ, env), \
+                mock.patch.object(rg, "QEMU", FAKE_QEMU), \
+                mock.patch.object(rg, "KVM_DEVICE", env["NUMA_MATRIX_KVM"]), \
+                mock.patch.object(rg, "PROBE_TIMEOUT", 1), \
+                redirect_stderr(io.StringIO()) as err:
+            works = rg.kvm_works(request("1node", kernel=self.image))
+        self.assertIs(works, False, err.getvalue())
+        self.assertIn("KVM does not work here (guest did not finish within "
+                      "1 s (the console stayed empty", err.getvalue())
+        self.assertIs(self.cached(), False)
+
+    def test_no_kvm_device_no_probe(self):
+        out = self.run_guest("works", NUMA_MATRIX_KVM="/nonexistent/kvm")
+        self.assertEqual([b["accel"] for b in out.boots], ["tcg"])
+        self.assertEqual(out.record["accel"], "tcg")
+        self.assertIsNone(self.cached())
+
+    def test_guest_failure_is_in_the_record(self):
+        out = self.run_guest("splat", accel="kvm")
+        self.assertEqual(out.returncode, rg.EXIT_SPLAT)
+        self.assertEqual(out.record["reason"], "splat")
+        self.assertIn("WARNING: CPU: 0 PID: 1", out.record["summary"])
+        # The same in one line, whatever the kernel printed around it.
+        self.assertNotIn("\n", out.record["summary"])
+
+    def test_kvm_binds_each_guest_node_to_a_host_node(self):
+        # In-process, on a two-node host: memory bound, per guest node.
+        env = fake_qemu_env(self.tmp.name, "works")
+        with mock.patch.dict(os.environ, env), \
+                mock.patch.object(rg, "QEMU", FAKE_QEMU), \
+                mock.patch.object(rg, "KVM_DEVICE", env["NUMA_MATRIX_KVM"]), \
+                mock.patch.object(rg, "host_memory_nodes", return_value=[0, 1]), \
+                mock.patch.object(rg.signal, "signal"), \
+                redirect_stderr(io.TextIOWrapper(io.BytesIO())) as err, \
+                mock.patch("sys.stdout", io.TextIOWrapper(io.BytesIO())):
+            rc = rg.main(["--topology", "4node", "--kernel", self.image,
+                          "--accel", "kvm", "--", "true"])
+            err.seek(0)
+            said = err.read()
+        self.assertEqual(rc, 0, said)
+        (boot,) = fake_qemu_boots(self.tmp.name)
+        self.assertIn("memory-backend-ram,id=mem2,size=512M,host-nodes=0,"
+                      "policy=bind", boot["numa"])
+        self.assertIn("memory-backend-ram,id=mem3,size=512M,host-nodes=1,"
+                      "policy=bind", boot["numa"])
+        self.assertIn("guest node -> host node 0->0, 1->1, 2->0, 3->1", said)
 
 
 class GuestEnvironment(unittest.TestCase):
@@ -485,11 +643,9 @@ class Finish(unittest.TestCase):
             with open(os.path.join(rundir, "status"), "w") as f:
                 f.write(status)
             err = io.StringIO()
-            args = argparse.Namespace(timeout=900, quiet=True, keep=False,
-                                      root="host")
             with redirect_stderr(err):
-                rc = rg.finish(args, rundir, 0, timed_out, 1.0)
-        return rc, err.getvalue()
+                result = rg.finish(request("1node"), rundir, 0, timed_out, 1.0)
+        return result.status, err.getvalue()
 
     def test_timeout_shows_an_earlier_splat(self):
         console = "\n".join(["[    1.0] boot"]
@@ -500,6 +656,48 @@ class Finish(unittest.TestCase):
         self.assertIn("WARNING: CPU: 1 PID: 7 at mm/mlock.c:1", err)
         self.assertIn("filler 59", err)
         self.assertIn("kernel problems, then the last kernel messages", err)
+
+    def test_a_splat_fails_a_command_that_succeeded(self):
+        console = "\n".join(["[    1.0] boot",
+                             "[    2.0] BUG: Bad page state in process a.out"]
+                            + [f"[    {i}.0] after {i}" for i in range(3, 20)])
+        with tempfile.TemporaryDirectory() as rundir:
+            with open(os.path.join(rundir, "console.log"), "w") as f:
+                f.write(console)
+            with open(os.path.join(rundir, "status"), "w") as f:
+                f.write("started\nexit=0\n")
+            err = io.StringIO()
+            with redirect_stderr(err):
+                result = rg.finish(request("1node"), rundir, 0, False, 1.0)
+            kept = os.path.isdir(rundir)
+        self.assertEqual((result.status, result.reason),
+                         (rg.EXIT_SPLAT, "splat"))
+        self.assertEqual(result.summary, "kernel problem in the guest (the "
+                         "command exited with status 0): [    2.0] BUG: Bad "
+                         "page state in process a.out")
+        self.assertIn("  | [    2.0] BUG: Bad page state", err.getvalue())
+        self.assertIn("after 13", err.getvalue())       # eleven lines after
+        self.assertNotIn("after 14", err.getvalue())
+        self.assertEqual(result.rundir, rundir)
+        self.assertTrue(kept)
+
+    def test_a_clean_end_removes_the_run_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            rundir = os.path.join(d, "run")
+            os.makedirs(rundir)
+            with open(os.path.join(rundir, "status"), "w") as f:
+                f.write("started\nexit=3\n")
+            with redirect_stderr(io.StringIO()):
+                result = rg.finish(request("1node"), rundir, 0, False, 1.0)
+            self.assertEqual((result.status, result.reason), (3, "command"))
+            self.assertTrue(os.path.isdir(rundir))      # kept: it failed
+            with open(os.path.join(rundir, "status"), "w") as f:
+                f.write("started\nexit=0\n")
+            with redirect_stderr(io.StringIO()):
+                result = rg.finish(request("1node"), rundir, 0, False, 1.0)
+            self.assertEqual((result.status, result.reason, result.rundir),
+                             (0, "ok", None))
+            self.assertFalse(os.path.exists(rundir))
 
     def test_timeout_without_splat_shows_the_tail(self):
         console = "\n".join(f"[   {i}.0] filler {i}" for i in range(10, 60))
@@ -518,16 +716,13 @@ class SocketDir(unittest.TestCase):
             runs = os.path.join(tmp, "r" * 90)
             socktmp = os.path.join(tmp, "sock")
             os.makedirs(socktmp)
-            args = argparse.Namespace(writable=[], argv=["true"], keep_paths=[],
-                                      clock="wall", quiet=True, keep=False,
-                                      timeout=30, env=[], root="host")
+            req = request("1node", quiet=True, timeout=30)
             with mock.patch.dict(os.environ, {"NUMA_MATRIX_RUNS": runs}), \
                     mock.patch.object(rg, "QEMU", "true"), \
                     mock.patch.object(tempfile, "tempdir", socktmp), \
                     redirect_stderr(io.StringIO()):
-                rc = rg.boot(args, topology.find("1node"), "/k/bzImage", "",
-                             "tcg")
-            self.assertEqual(rc, rg.EXIT_SETUP)
+                result = rg.boot(req)
+            self.assertEqual(result.status, rg.EXIT_SETUP)
             self.assertEqual(os.listdir(socktmp), [])
 
 

@@ -4,7 +4,8 @@
 topology, the jobs it submits and their dependencies (recorded by stand-in
 sbatch/scancel/scontrol programs on PATH), resubmission of unfinished cells
 only, cancelling on a refused sbatch, and the report job marking cells whose
-task ended without a result. The real-cluster test is test_slurm.py."""
+task ended without a result. The real-cluster test is
+results/tests/slurm_cluster.py."""
 
 import contextlib
 import io
@@ -22,6 +23,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
 from numa_matrix import QEMU_TOPOLOGIES, SLURM_SUBMIT  # noqa: E402
 from numa_matrix import matrix as mx  # noqa: E402
 from numa_matrix import slurm as ss  # noqa: E402
+from numa_matrix import rundir as rd  # noqa: E402
+from numa_matrix.util import atomic_write  # noqa: E402
+from numa_matrix.types import RunRequest, SlurmRequest  # noqa: E402
 
 PATH = SLURM_SUBMIT
 
@@ -94,7 +98,7 @@ class Submit(unittest.TestCase):
         return ["--kernels", "baseline", "--topologies", "1node,4node,8node",
                 "--scenarios", "bind", "--iterations", "2", "--size", "8M",
                 "--results", os.path.join(self.dir, "results"),
-                "--build", os.path.join(self.dir, "build"),
+                "--build-dir", os.path.join(self.dir, "build"),
                 "--partition", "lab", "--account", "mm",
                 "--sbatch-arg=--qos=short"] + list(extra)
 
@@ -147,7 +151,7 @@ class Submit(unittest.TestCase):
     def test_resume_submits_only_unfinished_cells(self):
         out, _ = self.submit(*self.plan())
         rundir = out.stdout.splitlines()[0]
-        mx.atomic_write(mx.cell_path(rundir, "4node", "bind", "baseline"), CELL)
+        atomic_write(rd.cell_path(rundir, "4node", "bind", "baseline"), CELL)
         out, calls = self.submit("--resume", rundir, "--partition", "lab")
         self.assertEqual(out.returncode, 0, out.stderr)
         with open(os.path.join(rundir, "slurm", "2", "jobs.json")) as f:
@@ -156,10 +160,10 @@ class Submit(unittest.TestCase):
                          [["baseline", "1node", "bind"], ["baseline", "8node", "bind"]])
         self.assertIn("2 of 3 cells to run (1 already done)", out.stdout)
         # The run keeps its own parameters.
-        env = mx.load_env(rundir)
+        env = rd.load_env(rundir)
         self.assertEqual((env["iterations"], env["size"]), (2, "8M"))
         for name in ("1node", "8node"):
-            mx.atomic_write(mx.cell_path(rundir, name, "bind", "baseline"), CELL)
+            atomic_write(rd.cell_path(rundir, name, "bind", "baseline"), CELL)
         out, calls = self.submit("--resume", rundir)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(calls, [])
@@ -176,19 +180,19 @@ class Submit(unittest.TestCase):
     def test_report_job_marks_cells_without_result(self):
         out, _ = self.submit(*self.plan())
         rundir = out.stdout.splitlines()[0]
-        mx.atomic_write(mx.cell_path(rundir, "1node", "bind", "baseline"), CELL)
-        mx.atomic_write(mx.cell_path(rundir, "4node", "bind", "baseline")[:-4]
+        atomic_write(rd.cell_path(rundir, "1node", "bind", "baseline"), CELL)
+        atomic_write(rd.cell_path(rundir, "4node", "bind", "baseline")[:-4]
                         + ".failed", "exit status 123\n")
         r = subprocess.run([PATH, "--finish", rundir, "1"], capture_output=True,
                            text=True, env=self.env, check=False)
         self.assertEqual(r.returncode, 1, r.stderr)     # the run is incomplete
-        with open(mx.cell_path(rundir, "8node", "bind", "baseline")[:-4]
+        with open(rd.cell_path(rundir, "8node", "bind", "baseline")[:-4]
                   + ".failed") as f:
             failed = f.read()
         self.assertIn("array task 103_2 (8node bind baseline): JobState=CANCELLED",
                       failed)
         # matrix cell's own .failed (newer than the submission) is kept.
-        with open(mx.cell_path(rundir, "4node", "bind", "baseline")[:-4]
+        with open(rd.cell_path(rundir, "4node", "bind", "baseline")[:-4]
                   + ".failed") as f:
             self.assertEqual(f.read(), "exit status 123\n")
         with open(os.path.join(rundir, "report.md")) as f:
@@ -201,7 +205,7 @@ class Submit(unittest.TestCase):
     def test_built_kernel_gets_no_build_job(self):
         out, _ = self.submit(*self.plan())
         rundir = out.stdout.splitlines()[0]
-        image = mx.load_env(rundir)["kernels"]["baseline"]["image"]
+        image = rd.load_env(rundir)["kernels"]["baseline"]["image"]
         os.makedirs(os.path.dirname(image))
         open(image, "w").close()
         out, calls = self.submit("--resume", rundir)
@@ -212,9 +216,9 @@ class Submit(unittest.TestCase):
             self.assertNotIn("--dependency", self.options(c))
         self.assertIn(f"built   kernel baseline (perf): {image}", out.stdout)
         # The report job says so of a task that ended without a result.
-        r = subprocess.run([PATH, "--finish", rundir, "2"], capture_output=True,
-                           text=True, env=self.env, check=False)
-        with open(mx.cell_path(rundir, "1node", "bind", "baseline")[:-4]
+        subprocess.run([PATH, "--finish", rundir, "2"], capture_output=True,
+                       text=True, env=self.env, check=False)
+        with open(rd.cell_path(rundir, "1node", "bind", "baseline")[:-4]
                   + ".failed") as f:
             self.assertIn("the kernel was built before submission", f.read())
 
@@ -226,7 +230,7 @@ class Submit(unittest.TestCase):
         rundir = out.stdout.splitlines()[0]
         out, calls = self.submit("--resume", rundir)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertEqual(list(mx.load_env(rundir)["kernels"]), ["mine"])
+        self.assertEqual(list(rd.load_env(rundir)["kernels"]), ["mine"])
         self.assertIn("nm-mine", [self.options(c)["--job-name"] for c in calls])
 
     def test_array_throttle(self):
@@ -298,14 +302,11 @@ class Submit(unittest.TestCase):
         with open(os.path.join(run, "env.json"), "w") as f:
             json.dump(env, f)
         cells = [("c1", "1node", "bind"), ("c2", "1node", "bind")]
-        args = mock.Mock(partition=None, account=None, sbatch_arg=[],
-                         dry_run=False, cache=None, mem_overhead=512,
-                         build_cpus=8, build_mem="4G", build_time="120",
-                         max_running=None, build_lock="none")
+        req = SlurmRequest(RunRequest())
         with mock.patch.dict(os.environ, self.env), \
                 mock.patch.object(ss, "run_plan", return_value=(run, cells)), \
                 contextlib.redirect_stdout(io.StringIO()):
-            self.assertEqual(ss.submit_into(args, None), 0)
+            self.assertEqual(ss.submit_into(req, None), 0)
         with open(os.path.join(self.fake, "sbatch.log")) as f:
             calls = [json.loads(line) for line in f]
         first, second = (self.options(c) for c in calls[:2])
