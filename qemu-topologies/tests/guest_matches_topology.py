@@ -114,10 +114,10 @@ def check_hmat(t):
         want = sorted(h.initiator for h in best)
         got = sorted(int(e[4:]) for e in os.listdir(base) if e.startswith("node"))
         check(got == want, f"node {node.id} best initiators are {want}", f"got {got}")
-        check(int(read(base + "/read_latency")) == best[0]["latency"],
-              f"node {node.id} read_latency is {best[0]['latency']} ns",
+        check(int(read(base + "/read_latency")) == best[0].latency,
+              f"node {node.id} read_latency is {best[0].latency} ns",
               f"got {read(base + '/read_latency')}")
-        bw = bandwidth_mib(best[0]["bandwidth"])
+        bw = bandwidth_mib(best[0].bandwidth)
         check(int(read(base + "/read_bandwidth")) == bw,
               f"node {node.id} read_bandwidth is {bw} MiB/s",
               f"got {read(base + '/read_bandwidth')}")
