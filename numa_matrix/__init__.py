@@ -59,6 +59,11 @@ def cost_model_in(build):
     return os.path.join(os.path.abspath(build), COST_MODEL_IN_BUILD)
 
 
+def sibling_bench(bench, name):
+    """Another benchmark of the build dir BENCH (timedmunlock) is in."""
+    return os.path.join(os.path.dirname(os.path.abspath(bench)), name)
+
+
 def build_of_bench(bench):
     """The build dir a timedmunlock path is in, or None if it is not at
     its place in one."""

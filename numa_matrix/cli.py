@@ -20,7 +20,7 @@ import argparse
 import os
 import sys
 
-from . import RESULTS, bisect, kernelspec, matrix, profile, report
+from . import RESULTS, atlas, bisect, kernelspec, matrix, profile, report
 from .errors import NumaMatrixError, UsageError
 from .errors import report as report_error
 from .util import terminate_as_interrupt
@@ -53,6 +53,10 @@ def add_selection(p, results_help=argparse.SUPPRESS):
                    help=f"comma list (default: {','.join(matrix.DEFAULT_SCENARIOS)})")
     p.add_argument("--interleave-worst-case", action="store_true",
                    help="only the interleave scenario (THP never)")
+    p.add_argument("--atlas", action="store_true",
+                   help="every batched LRU path, bound and interleaved "
+                   f"(docs/atlas.md); by default on {','.join(atlas.TOPOLOGIES)}"
+                   f", kernels {atlas.KERNELS}, {atlas.ITERATIONS} iterations")
     # Defaults come from RunParams: a resumed run keeps its own.
     p.add_argument("--iterations", type=int, help="default 10")
     p.add_argument("--size", help="area per iteration, K/M/G (default 64M)")
@@ -71,12 +75,20 @@ def add_selection(p, results_help=argparse.SUPPRESS):
 
 
 def selection(a):
+    if a.atlas and a.interleave_worst_case:
+        raise UsageError("--atlas and --interleave-worst-case choose different "
+                         "scenarios: give one")
     return Selection(a.kernels, a.topologies, a.scenarios,
-                     a.interleave_worst_case)
+                     a.interleave_worst_case, a.atlas)
 
 
 def options(a):
-    return RunOptions(a.iterations, a.size, a.clock, a.accel, a.flavour,
+    # The atlas's many cells, under clocks that repeat: fewer iterations
+    # unless asked (a resumed run keeps its own).
+    iterations = a.iterations
+    if iterations is None and a.atlas and not getattr(a, "resume", None):
+        iterations = atlas.ITERATIONS
+    return RunOptions(iterations, a.size, a.clock, a.accel, a.flavour,
                       a.timeout, a.build_dir)
 
 

@@ -19,18 +19,20 @@ import subprocess
 import time
 from typing import Any, Dict
 
-from . import BUILD_KERNEL, RUN_GUEST, bench_in, build_dir, kernelspec, topology
+from . import (BUILD_KERNEL, RUN_GUEST, atlas, bench_in, build_dir, kernelspec,
+               sibling_bench, topology)
 from . import kernels as kbuild
 from .errors import NumaMatrixError, UsageError
 from .report import headline, write_report
-from .rundir import (cell_path, file_sha256, load_env, plan_cells, topo_copy,
-                     write_env)
+from .rundir import (applies, cell_path, file_sha256, load_env, plan_cells,
+                     topo_copy, write_env)
 from .types import (GUEST_EXITS, ONE_VCPU_CLOCKS, RunParams, RunRequest,
                     Selection, size_bytes)
 from .util import atomic_write, run_child, stop_children
 from .util import log as say
 
-# What each scenario asks of timedmunlock. "all" = every memory node.
+# What each scenario asks of timedmunlock (or of the benchmark named by
+# "bench"). "all" = every memory node.
 SCENARIOS: Dict[str, Dict[str, Any]] = {
     "bind": {"policy": "bind:0", "thp": "never", "op": "munlock",
              "what": "munlock, bound to node 0, THP never"},
@@ -101,6 +103,7 @@ SCENARIOS: Dict[str, Dict[str, Any]] = {
                    "what": "one process per vCPU munlocking its own "
                            "interleaved area at once (wall clock only: "
                            "icount and model have one vCPU)"},
+    **atlas.SCENARIOS,
 }
 
 
@@ -174,8 +177,12 @@ def select_topologies(text, rundir=None):
 
 def select_scenarios(sel: Selection, params: RunParams):
     """The scenarios of a selection, each one that can run with PARAMS."""
-    scenarios = WORST_CASE if sel.worst_case else \
-        (sel.scenarios.split(",") if sel.scenarios else DEFAULT_SCENARIOS)
+    if sel.scenarios:
+        scenarios = sel.scenarios.split(",")
+    elif sel.worst_case:
+        scenarios = WORST_CASE
+    else:
+        scenarios = atlas.scenarios() if sel.atlas else DEFAULT_SCENARIOS
     for s in scenarios:
         if s not in SCENARIOS:
             raise UsageError(f"unknown scenario '{s}' (known: "
@@ -191,7 +198,8 @@ def check_scenario(scenario, params: RunParams):
     if clocks and params.clock not in clocks:
         raise UsageError(f"scenario {scenario} needs --clock "
                          f"{' or '.join(clocks)}")
-    if spec["thp"] == "always" and size_bytes(params.size) % (2 << 20):
+    if (spec.get("thp") == "always" or spec.get("size_multiple")) and \
+            size_bytes(params.size) % (2 << 20):
         raise UsageError(f"scenario {scenario} maps huge pages: --size "
                          f"{params.size} is not a multiple of 2M")
 
@@ -199,8 +207,10 @@ def check_scenario(scenario, params: RunParams):
 def parse_selection(sel: Selection, params: RunParams, rundir=None):
     """({label: plan}, {topology: path}, [scenario]) of a selection, each
     part checked: what a run of it would build and boot."""
-    kernels = select_kernels(sel.kernels, params.flavour)
-    topos = select_topologies(sel.topologies, rundir)
+    kernels = select_kernels(sel.kernels or (atlas.KERNELS if sel.atlas else None),
+                             params.flavour)
+    topos = select_topologies(sel.topologies or (",".join(atlas.TOPOLOGIES)
+                                                 if sel.atlas else None), rundir)
     return kernels, topos, select_scenarios(sel, params)
 
 
@@ -208,6 +218,10 @@ def parse_selection(sel: Selection, params: RunParams, rundir=None):
 
 def bench_command(env, scenario, topo, rundir):
     spec = SCENARIOS[scenario]
+    if spec.get("bench") == "timedbatch":
+        return [sibling_bench(env["bench"], "timedbatch"), "--op", spec["op"],
+                "--policy", spec["policy"], "--size", env["size"],
+                "--iterations", str(env["iterations"])]
     cmd = [env["bench"], "--policy", spec["policy"], "--thp", spec["thp"],
            "--op", spec["op"], "--size", env["size"],
            "--iterations", str(env["iterations"])]
@@ -493,10 +507,16 @@ def timed_cell(env, rundir, cell):
     return ok, reason, time.time() - started
 
 
-def check_bench(bench):
-    if not os.access(bench, os.X_OK):
-        raise UsageError(f"{bench} is not built: run ./numa-matrix setup (or "
-                         "meson compile -C BUILD_DIR)")
+def check_bench(bench, scenarios=()):
+    """UsageError unless timedmunlock, and timedbatch if a scenario uses
+    it, are built."""
+    need = [bench]
+    if any(SCENARIOS[s].get("bench") == "timedbatch" for s in scenarios):
+        need.append(sibling_bench(bench, "timedbatch"))
+    for b in need:
+        if not os.access(b, os.X_OK):
+            raise UsageError(f"{b} is not built: run ./numa-matrix setup (or "
+                             "meson compile -C BUILD_DIR)")
 
 
 def run(req: RunRequest):
@@ -505,7 +525,7 @@ def run(req: RunRequest):
     planned = plan_run(req)
     params = planned[1]
     jobs = jobs_for(params.clock, req.jobs)
-    check_bench(params.bench)
+    check_bench(params.bench, planned[4])
     rundir, env, cells = create_run(planned)
     log(f"run directory {rundir}")
     build_kernels(env, rundir)
@@ -552,7 +572,8 @@ def dry_run(req: RunRequest):
     rundir, params, kernels, topos, scenarios = plan_run(req)
     jobs = jobs_for(params.clock, req.jobs)
     resumed = bool(req.resume)
-    cells = [(k, t, s) for t in topos for s in scenarios for k in kernels]
+    cells = [(k, t, s) for t in topos for s in scenarios for k in kernels
+             if applies(SCENARIOS[s], topology.load(topos[t]))]
     done = [c for c in cells if os.path.exists(cell_path(rundir, c[1], c[2],
                                                          c[0]))]
     out = [f"run directory: {rundir} ({'resumed' if resumed else 'new'})",

@@ -14,7 +14,8 @@ import subprocess
 
 from . import topology
 from .errors import UsageError
-from .rundir import figures, identity_change, load_run, topo_copy
+from . import atlas
+from .rundir import figures, identity_change, load_run, plan_cells, topo_copy
 from .types import ONE_VCPU_CLOCKS
 from .util import atomic_write
 from .util import log as say
@@ -289,7 +290,7 @@ def write_report(rundir):
     kernels = list(env["kernels"])
     clock = env["clock"]
     h = env["host"]
-    md = [f"# timedmunlock matrix: {os.path.basename(rundir)}", "",
+    md = [f"# matrix run {os.path.basename(rundir)}", "",
           f"- clock: **{clock}**" + CLOCK_TEXT.get(
               clock, f" under {env['accel']} (noisy: compare runs with "
               "`matrix compare`)"),
@@ -309,6 +310,7 @@ def write_report(rundir):
     md += ["", "Percentages are mmtests': (base - new) / base x 100 against the "
            "first column, so positive is better.", ""]
     topos = sorted(env["topologies"], key=lambda t: nodes_of(rundir, t))
+    md += atlas.section(rundir, env, cells, plot_lines)
     for scenario in env["scenarios"]:
         md += [f"## {scenario}: {env['scenarios'][scenario]['what']}", ""]
         for t in topos:
@@ -340,8 +342,8 @@ def write_report(rundir):
         md += ["## failed cells", ""] + [
             f"- {t} {s} {k}: {why}" for (t, s, k), why in sorted(failed.items())]
         md.append("")
-    missing = [(t, s, k) for t in env["topologies"] for s in env["scenarios"]
-               for k in kernels if (t, s, k) not in cells and (t, s, k) not in failed]
+    missing = [(t, s, k) for k, t, s in plan_cells(env)
+               if (t, s, k) not in cells and (t, s, k) not in failed]
     if missing:
         md += [f"{len(missing)} cell(s) not run yet.", ""]
     path = os.path.join(rundir, "report.md")

@@ -56,9 +56,20 @@ def load_env(rundir):
         raise RunDirError(f"{path}: cannot read it: {e}") from None
 
 
+def applies(spec, topo):
+    """Whether a scenario can run on a machine: one that moves pages
+    between nodes needs two with memory."""
+    return len(topo.memory_nodes()) >= spec.get("min_memory_nodes", 1)
+
+
 def plan_cells(env, kernels=None, topos=None, scenarios=None):
+    """The cells of a run, those that cannot run on their machine left out
+    (env["memory_nodes"]: the machines' memory nodes, kept since the atlas
+    has scenarios that need two)."""
+    nodes = env.get("memory_nodes", {})
     return [(k, t, s) for t in (topos or env["topologies"])
             for s in (scenarios or env["scenarios"])
+            if nodes.get(t, 2) >= env["scenarios"][s].get("min_memory_nodes", 1)
             for k in (kernels or env["kernels"])]
 
 
@@ -149,6 +160,9 @@ def write_env(rundir, params: RunParams, kernels, topos, scenarios):
         "topologies": env.get("topologies", []) +
         [t for t in topos if t not in env.get("topologies", [])],  # names
         "scenarios": env.get("scenarios", {}) | dict(scenarios),
+        "memory_nodes": env.get("memory_nodes", {}) | {
+            name: len(topology.load(source).memory_nodes())
+            for name, source in topos.items()},
     })
     os.makedirs(os.path.join(rundir, "topologies"), exist_ok=True)
     for name, source in topos.items():
@@ -189,7 +203,7 @@ def read_cell(path):
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
             line = line.strip()
-            if line.startswith("# timedmunlock "):
+            if line.startswith(("# timedmunlock ", "# timedbatch ")):
                 meta = dict(w.split("=", 1) for w in line.split()[2:] if "=" in w)
             if line.startswith("# cell "):
                 try:

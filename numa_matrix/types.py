@@ -262,6 +262,7 @@ class Selection:
     topologies: Optional[str] = None
     scenarios: Optional[str] = None
     worst_case: bool = False
+    atlas: bool = False
 
 
 @dataclass

@@ -95,6 +95,7 @@
 #include "nodemask.h"
 #include "nodes.h"
 #include "placement.h"
+#include "record.h"
 #include "sysfile.h"
 #include "values.h"
 
@@ -104,7 +105,6 @@
 #define KPF_THP		22
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 #define PM_PRESENT	(1ULL << 63)
-#define MAX_VMSTAT	16
 #define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage"
 #define MAX_MTHP	8
 #define KPF_COMPOUND_HEAD	15
@@ -124,7 +124,7 @@ struct options {
 	bool global_checks;
 	bool unlocked;
 	unsigned int processes;
-	const char *vmstat[MAX_VMSTAT];
+	const char *vmstat[BENCH_MAX_VMSTAT];
 	int nr_vmstat;
 	const char *mthp_text;
 	unsigned long mthp_kb[MAX_MTHP];	/* hugepages-<kB>kB set to "always" */
@@ -330,8 +330,8 @@ static void parse_args(int argc, char **argv)
 			opt.processes = n;
 			break;
 		case 'v':
-			if (opt.nr_vmstat == MAX_VMSTAT)
-				die("at most %d --vmstat prefixes", MAX_VMSTAT);
+			if (opt.nr_vmstat == BENCH_MAX_VMSTAT)
+				die("at most %d --vmstat prefixes", BENCH_MAX_VMSTAT);
 			opt.vmstat[opt.nr_vmstat++] = optarg;
 			break;
 		case 'G':
@@ -732,110 +732,37 @@ static void print_placement(const struct placement *pl)
 	printf(" checked=all\n");
 }
 
-/* ---- vmstat deltas ---- */
+/* ---- vmstat deltas and the cost model's records (record.h) ---- */
 
-struct vmstat_snap {
-	int n;
-	char name[64][64];
-	long long val[64];
-};
-
-static void vmstat_read(struct vmstat_snap *s)
+static void vmstat_read(struct bench_vmstat *s)
 {
-	static bool warned;
-	char line[256], name[64];
-	long long val;
-	FILE *f;
-	int i;
+	int err = bench_vmstat_read(s, opt.vmstat, opt.nr_vmstat);
 
-	s->n = 0;
-	if (!opt.nr_vmstat)
-		return;
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		die("cannot open /proc/vmstat: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s %lld", name, &val) != 2)
-			continue;
-		for (i = 0; i < opt.nr_vmstat; i++)
-			if (!strncmp(name, opt.vmstat[i], strlen(opt.vmstat[i])))
-				break;
-		if (i == opt.nr_vmstat || s->n == 64)
-			continue;
-		snprintf(s->name[s->n], sizeof(s->name[0]), "%s", name);
-		s->val[s->n++] = val;
-	}
-	fclose(f);
-	if (!s->n && !warned) {
-		/* Not an error: counters a kernel does not have are not figures. */
-		printf("# vmstat: no /proc/vmstat item starts with the --vmstat prefixes\n");
-		warned = true;
-	}
+	if (err)
+		die("cannot read /proc/vmstat: %s", strerror(-err));
 }
 
-static void vmstat_print(unsigned int it, const struct vmstat_snap *a,
-			 const struct vmstat_snap *b)
+static void vmstat_print(unsigned int it, const struct bench_vmstat *a,
+			 const struct bench_vmstat *b)
 {
-	int i;
-
-	if (!opt.nr_vmstat || !b->n)
-		return;
-	printf("# vmstat iteration=%u", it);
-	for (i = 0; i < a->n && i < b->n; i++)
-		printf(" %s=%lld", b->name[i], b->val[i] - a->val[i]);
-	printf("\n");
-}
-
-/* ---- the cost model's records (docs/cost-model.md) ---- */
-
-/* NUMA_MATRIX_MODEL: the records file under run-guest --clock model. */
-static const char *model_file;
-static unsigned long long model_region;
-
-/* The last record in the model's file, "" when there is none. */
-static void model_last(char *last, size_t len)
-{
-	char line[2048];
-	FILE *f = fopen(model_file, "r");
-
-	if (!f)
-		die("cannot read the cost model's records %s: %s", model_file,
-		    strerror(errno));
-	last[0] = 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "region=", 7))
-			snprintf(last, len, "%s", line);
-	fclose(f);
+	if (opt.nr_vmstat)
+		bench_vmstat_print(it, a, b);
 }
 
 static void model_start(void)
 {
-	char last[2048];
+	char why[512];
 
-	model_file = getenv("NUMA_MATRIX_MODEL");
-	if (!model_file)
-		return;
-	model_last(last, sizeof(last));
-	if (last[0] && sscanf(last, "region=%llu", &model_region) != 1)
-		die("%s: a record without a region number: %s", model_file, last);
+	if (bench_model_start(why, sizeof(why)))
+		die("%s", why);
 }
 
-/* The record of the iteration's region, right after its end marker. */
 static void model_print(unsigned int it)
 {
-	unsigned long long region = 0;
-	char last[2048], *counts;
+	char why[512];
 
-	if (!model_file)
-		return;
-	model_last(last, sizeof(last));
-	counts = strstr(last, " insns=");
-	if (sscanf(last, "region=%llu", &region) != 1 || region != model_region + 1 ||
-	    !counts)
-		die("no cost model record for iteration %u in %s (last region %llu, "
-		    "expected %llu)", it, model_file, region, model_region + 1);
-	model_region = region;
-	printf("# model iteration=%u%s", it, counts);
+	if (bench_model_print(it, why, sizeof(why)))
+		die("%s", why);
 }
 
 /* ---- the operations ---- */
@@ -851,7 +778,7 @@ static void now(struct timespec *t)
 		die("clock_gettime(CLOCK_MONOTONIC): %s", strerror(errno));
 }
 
-static struct vmstat_snap vm_before, vm_after;
+static struct bench_vmstat vm_before, vm_after;
 
 /* The timed call of --op munlock and mlock; 0 or -1 with errno. */
 static int timed_lock_op(char *area)

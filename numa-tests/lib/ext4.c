@@ -19,8 +19,12 @@ static int fail(int err, char *why, size_t len, const char *what)
 	return err;
 }
 
-/* The backing file: size bytes of zeros on tmpfs. */
-static int make_image(struct nt_ext4 *fs, size_t size)
+/*
+ * The backing file: size bytes of zeros on tmpfs. Allocated now when asked:
+ * its pages then follow the caller's memory policy, not the node of
+ * whichever CPU the loop worker writes them from.
+ */
+static int make_image(struct nt_ext4 *fs, size_t size, bool allocate)
 {
 	int fd, err = 0;
 
@@ -29,11 +33,16 @@ static int make_image(struct nt_ext4 *fs, size_t size)
 		return -errno;
 	if (ftruncate(fd, size))
 		err = -errno;
+	if (!err && allocate)
+		err = -posix_fallocate(fd, 0, size);
 	close(fd);
 	return err;
 }
 
-/* mkfs.ext4 -q -F image: 0, -ENOENT when it cannot be run, -EIO when it failed. */
+/*
+ * mkfs.ext4 -q -F image (or busybox mke2fs): 0, -ENOENT when neither can be
+ * run, -EIO when it failed.
+ */
 static int mkfs(const char *image)
 {
 	int status;
@@ -49,6 +58,13 @@ static int mkfs(const char *image)
 			dup2(null, 2);
 		}
 		execlp("mkfs.ext4", "mkfs.ext4", "-q", "-F", image, (char *)NULL);
+		/*
+		 * An initramfs root has busybox and no e2fsprogs: its ext2
+		 * layout, which the ext4 driver mounts, in 4 KiB blocks like
+		 * mkfs.ext4's so that a page is one block either way.
+		 */
+		execlp("busybox", "busybox", "mke2fs", "-F", "-b", "4096", "-m", "0", image,
+		       (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) != pid)
@@ -97,7 +113,7 @@ static int attach(struct nt_ext4 *fs)
 	return lfd;
 }
 
-int nt_ext4_make(struct nt_ext4 *fs, size_t size, char *why, size_t len)
+static int make(struct nt_ext4 *fs, size_t size, bool allocate, char *why, size_t len)
 {
 	int err, lfd;
 
@@ -108,12 +124,13 @@ int nt_ext4_make(struct nt_ext4 *fs, size_t size, char *why, size_t len)
 		return fail(-errno, why, len, "mkdtemp");
 	}
 	snprintf(fs->image, sizeof(fs->image), "%s.img", fs->dir);
-	err = make_image(fs, size);
+	err = make_image(fs, size, allocate);
 	if (err)
 		return fail(err, why, len, "making the image file");
 	err = mkfs(fs->image);
 	if (err == -ENOENT)
-		return fail(err, why, len, "mkfs.ext4 (e2fsprogs) cannot be run");
+		return fail(err, why, len,
+			    "neither mkfs.ext4 (e2fsprogs) nor busybox mke2fs can be run");
 	if (err)
 		return fail(err, why, len, "mkfs.ext4 failed");
 	lfd = attach(fs);
@@ -142,4 +159,14 @@ void nt_ext4_remove(struct nt_ext4 *fs)
 	if (fs->dir[0] && rmdir(fs->dir) && errno != ENOENT)
 		fprintf(stderr, "numa-tests: rmdir %s: %s\n", fs->dir, strerror(errno));
 	fs->dir[0] = '\0';
+}
+
+int nt_ext4_make(struct nt_ext4 *fs, size_t size, char *why, size_t len)
+{
+	return make(fs, size, false, why, len);
+}
+
+int nt_ext4_make_allocated(struct nt_ext4 *fs, size_t size, char *why, size_t len)
+{
+	return make(fs, size, true, why, len);
 }

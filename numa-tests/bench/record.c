@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+static const char *model_file;
+static unsigned long long model_region;
+
+/* The last record in the model's file, "" when there is none; -errno. */
+static int model_last(char *last, size_t len)
+{
+	char line[2048];
+	FILE *f = fopen(model_file, "r");
+
+	if (!f)
+		return -errno;
+	last[0] = 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "region=", 7))
+			snprintf(last, len, "%s", line);
+	fclose(f);
+	return 0;
+}
+
+int bench_model_start(char *why, size_t len)
+{
+	char last[2048];
+	int err;
+
+	model_file = getenv("NUMA_MATRIX_MODEL");
+	if (!model_file)
+		return 0;
+	err = model_last(last, sizeof(last));
+	if (err) {
+		snprintf(why, len, "cannot read the cost model's records %s: %s", model_file,
+			 strerror(-err));
+		return -1;
+	}
+	if (last[0] && sscanf(last, "region=%llu", &model_region) != 1) {
+		snprintf(why, len, "%s: a record without a region number: %.200s", model_file,
+			 last);
+		return -1;
+	}
+	return 0;
+}
+
+int bench_model_print(unsigned int it, char *why, size_t len)
+{
+	unsigned long long region = 0;
+	char last[2048], *counts;
+	int err;
+
+	if (!model_file)
+		return 0;
+	err = model_last(last, sizeof(last));
+	if (err) {
+		snprintf(why, len, "cannot read the cost model's records %s: %s", model_file,
+			 strerror(-err));
+		return -1;
+	}
+	counts = strstr(last, " insns=");
+	if (sscanf(last, "region=%llu", &region) != 1 || region != model_region + 1 ||
+	    !counts) {
+		snprintf(why, len, "no cost model record for iteration %u in %s (last region "
+			 "%llu, expected %llu)", it, model_file, region, model_region + 1);
+		return -1;
+	}
+	model_region = region;
+	printf("# model iteration=%u%s", it, counts);
+	return 0;
+}
+
+int bench_vmstat_read(struct bench_vmstat *s, const char *const *prefixes, int nr)
+{
+	static bool warned;
+	char line[256], name[64];
+	long long val;
+	FILE *f;
+	int i;
+
+	s->n = 0;
+	if (!nr)
+		return 0;
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %lld", name, &val) != 2)
+			continue;
+		for (i = 0; i < nr; i++)
+			if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+				break;
+		if (i == nr || s->n == 64)
+			continue;
+		snprintf(s->name[s->n], sizeof(s->name[0]), "%s", name);
+		s->val[s->n++] = val;
+	}
+	fclose(f);
+	if (!s->n && !warned) {
+		/* Not an error: counters a kernel does not have are not figures. */
+		printf("# vmstat: no /proc/vmstat item starts with the --vmstat prefixes\n");
+		warned = true;
+	}
+	return 0;
+}
+
+void bench_vmstat_print(unsigned int it, const struct bench_vmstat *a,
+			const struct bench_vmstat *b)
+{
+	int i;
+
+	if (!b->n)
+		return;
+	printf("# vmstat iteration=%u", it);
+	for (i = 0; i < a->n && i < b->n; i++)
+		printf(" %s=%lld", b->name[i], b->val[i] - a->val[i]);
+	printf("\n");
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What every benchmark of this folder prints besides its figures: the cost
+ * model's record of each timed region (docs/cost-model.md) and the change
+ * of chosen /proc/vmstat items across it.
+ */
+#ifndef BENCH_RECORD_H
+#define BENCH_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Under run-guest --clock model, NUMA_MATRIX_MODEL names the records file.
+ * Notes the last region there; 0, or -1 with why (len bytes) filled in.
+ */
+int bench_model_start(char *why, size_t len);
+/*
+ * Prints "# model iteration=IT insns=..." from the record of the region
+ * that just ended: it must be the next one. Nothing without the model.
+ */
+int bench_model_print(unsigned int it, char *why, size_t len);
+
+#define BENCH_MAX_VMSTAT	16
+
+/* /proc/vmstat items whose names start with one of the prefixes. */
+struct bench_vmstat {
+	int n;
+	char name[64][64];
+	long long val[64];
+};
+
+/* Reads the items starting with prefixes[0..nr-1]; 0 or -errno. */
+int bench_vmstat_read(struct bench_vmstat *s, const char *const *prefixes, int nr);
+/* "# vmstat iteration=IT name=delta ..." when there is anything to print. */
+void bench_vmstat_print(unsigned int it, const struct bench_vmstat *a,
+			const struct bench_vmstat *b);
+
+#endif
