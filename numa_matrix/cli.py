@@ -231,3 +231,7 @@ def main(argv=None, prog=None):
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # A reader that stopped early (| head) wants no more, nor a trace.
+        sys.stderr.close()
+        return 141
