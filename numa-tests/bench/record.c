@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,4 +119,22 @@ void bench_vmstat_print(unsigned int it, const struct bench_vmstat *a,
 	for (i = 0; i < a->n && i < b->n; i++)
 		printf(" %s=%lld", b->name[i], b->val[i] - a->val[i]);
 	printf("\n");
+}
+
+void bench_summary(const char *op, unsigned int iterations, const double *secs,
+		   unsigned int n)
+{
+	double sum = 0, sq = 0, min = INFINITY, max = 0, mean;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		sum += secs[i];
+		min = secs[i] < min ? secs[i] : min;
+		max = secs[i] > max ? secs[i] : max;
+	}
+	mean = sum / n;
+	for (i = 0; i < n; i++)
+		sq += (secs[i] - mean) * (secs[i] - mean);
+	printf("# summary op=%s iterations=%u samples=%u min=%.9f mean=%.9f max=%.9f "
+	       "stddev=%.9f\n", op, iterations, n, min, mean, max, sqrt(sq / n));
 }

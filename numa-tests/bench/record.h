@@ -36,4 +36,8 @@ int bench_vmstat_read(struct bench_vmstat *s, const char *const *prefixes, int n
 void bench_vmstat_print(unsigned int it, const struct bench_vmstat *a,
 			const struct bench_vmstat *b);
 
+/* The "# summary op=... min= mean= max= stddev=" line of n figures. */
+void bench_summary(const char *op, unsigned int iterations, const double *secs,
+		   unsigned int n);
+
 #endif

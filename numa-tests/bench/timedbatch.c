@@ -65,7 +65,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <numaif.h>
 #include <pthread.h>
 #include <signal.h>
@@ -151,6 +150,7 @@ static struct {
 static size_t page_size;
 static struct nt_nodemask memory_nodes;
 static struct nt_ext4 fs;
+static bool fs_ours;
 static char thp_saved[32];
 static bool in_worker;
 
@@ -170,7 +170,8 @@ static void cleanup(void)
 {
 	if (thp_saved[0] && nt_file_write(THP_ENABLED, thp_saved) == 0)
 		thp_saved[0] = 0;
-	nt_ext4_remove(&fs);
+	if (fs_ours)
+		nt_ext4_remove(&fs);
 }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -883,8 +884,7 @@ static void run_processes(double *secs)
 			die("fork: %s", strerror(errno));
 		if (!pids[w]) {
 			thp_saved[0] = 0;	/* the parent puts things back */
-			fs.mounted = false;
-			fs.dir[0] = fs.image[0] = fs.loop[0] = 0;
+			fs_ours = false;	/* the parent removes it */
 			worker(w);
 		}
 	}
@@ -925,16 +925,17 @@ static void make_fs(void)
 	if (err)
 		die("set_mempolicy(interleave over every memory node): %s", strerror(-err));
 	err = nt_ext4_make_allocated(&fs, size, why, sizeof(why));
+	fs_ours = true;		/* what it made, if anything, is ours to remove */
 	if (err)
 		die("an ext4 file system for --op %s: %s", ops[opt.op].name, why);
 }
 
 int main(int argc, char **argv)
 {
-	double *secs, sum = 0, sq = 0, min = INFINITY, max = 0, mean;
+	double *secs;
 	struct nt_topology topo;
 	struct utsname u;
-	unsigned int it, n;
+	unsigned int it;
 	size_t pages;
 	char why[512];
 	int err;
@@ -979,18 +980,7 @@ int main(int argc, char **argv)
 		secs[it - 1] = run_in_process(it, &pages);
 	if (opt.processes > 1)
 		run_processes(secs);
-	n = opt.iterations * opt.processes;
-	for (it = 0; it < n; it++) {
-		sum += secs[it];
-		min = secs[it] < min ? secs[it] : min;
-		max = secs[it] > max ? secs[it] : max;
-	}
-	mean = sum / n;
-	for (it = 0; it < n; it++)
-		sq += (secs[it] - mean) * (secs[it] - mean);
-	printf("# summary op=%s iterations=%u samples=%u min=%.9f mean=%.9f max=%.9f "
-	       "stddev=%.9f\n", ops[opt.op].name, opt.iterations, n, min, mean, max,
-	       sqrt(sq / n));
+	bench_summary(ops[opt.op].name, opt.iterations, secs, opt.iterations * opt.processes);
 	free(secs);
 	cleanup();
 	if (fflush(stdout))

@@ -72,7 +72,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <numaif.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1035,9 +1034,9 @@ int main(int argc, char **argv)
 {
 	long mlocked_before[NT_MAX_NODES];
 	struct nt_topology topo;
-	double *secs, sum = 0, sq = 0, min = INFINITY, max = 0, mean;
+	double *secs;
 	struct utsname u;
-	unsigned int it, n;
+	unsigned int it;
 	int err;
 
 	page_size = sysconf(_SC_PAGESIZE);
@@ -1091,18 +1090,7 @@ int main(int argc, char **argv)
 
 	if (opt.processes > 1)
 		run_processes(secs, mlocked_before);
-	n = opt.iterations * opt.processes;
-	for (it = 0; it < n; it++) {
-		sum += secs[it];
-		min = secs[it] < min ? secs[it] : min;
-		max = secs[it] > max ? secs[it] : max;
-	}
-	mean = sum / n;
-	for (it = 0; it < n; it++)
-		sq += (secs[it] - mean) * (secs[it] - mean);
-	printf("# summary op=%s iterations=%u samples=%u min=%.9f mean=%.9f max=%.9f "
-	       "stddev=%.9f\n", op_names[opt.op], opt.iterations, n, min, mean, max,
-	       sqrt(sq / n));
+	bench_summary(op_names[opt.op], opt.iterations, secs, opt.iterations * opt.processes);
 	free(secs);
 	thp_restore();
 	if (fflush(stdout))
