@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <numaif.h>
+#include <string.h>
+
+#include "counters.h"
+#include "lrupath.h"
+#include "placement.h"
+
+const char *const nt_place_names[NT_PLACES] = {
+	[NT_PLACE_BOUND] = "bound",
+	[NT_PLACE_INTERLEAVED] = "interleaved",
+};
+
+void nt_place_policy(const struct nt_topology *t, enum nt_place p, int node,
+		     struct nt_policy *pol)
+{
+	if (p == NT_PLACE_BOUND) {
+		nt_policy_one(pol, MPOL_BIND, node);
+		return;
+	}
+	memset(pol, 0, sizeof(*pol));
+	pol->mode = MPOL_INTERLEAVE;
+	pol->nodes = t->allowed;
+}
+
+long nt_pages_per_node(const void *start, size_t npages, size_t page_size, int *status,
+		       long counts[NT_MAX_NODES])
+{
+	long off = 0;
+	size_t i;
+	int err;
+
+	memset(counts, 0, NT_MAX_NODES * sizeof(*counts));
+	err = nt_pages_nodes(start, npages, page_size, status);
+	if (err)
+		return err;
+	for (i = 0; i < npages; i++) {
+		if (status[i] >= 0 && status[i] < NT_MAX_NODES)
+			counts[status[i]]++;
+		else
+			off++;
+	}
+	return off;
+}
+
+int nt_nodes_meminfo_sum(const struct nt_nodemask *nodes, const char *const *keys, int nkeys,
+			 long kb[NT_MAX_NODES])
+{
+	int node, k, err;
+	long v;
+
+	memset(kb, 0, NT_MAX_NODES * sizeof(*kb));
+	err = nt_stat_refresh();
+	if (err)
+		return err;
+	nt_mask_for_each(node, nodes) {
+		for (k = 0; k < nkeys; k++) {
+			err = nt_node_meminfo_read(node, keys[k], &v);
+			if (err)
+				return err;
+			kb[node] += v;
+		}
+	}
+	return 0;
+}
+
+size_t nt_node_changes(const int *status, size_t npages)
+{
+	size_t i, n = 0;
+
+	for (i = 1; i < npages; i++)
+		n += status[i] != status[i - 1];
+	return n;
+}
