@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "counters.h"
 #include "lrupath.h"
+#include "pageflags.h"
 #include "placement.h"
+#include "tap.h"
 
 const char *const nt_place_names[NT_PLACES] = {
 	[NT_PLACE_BOUND] = "bound",
@@ -72,4 +76,41 @@ size_t nt_node_changes(const int *status, size_t npages)
 	for (i = 1; i < npages; i++)
 		n += status[i] != status[i - 1];
 	return n;
+}
+
+long nt_pages_flags_not(const void *start, size_t npages, size_t page_size, uint64_t mask,
+			uint64_t want, const char *what)
+{
+	uint64_t *flags = malloc(npages * sizeof(*flags));
+	long bad = 0;
+	size_t i;
+	int err;
+
+	if (!flags)
+		return -ENOMEM;
+	err = nt_pages_flags(start, npages, page_size, flags);
+	for (i = 0; !err && i < npages; i++) {
+		if (!(flags[i] & NT_PAGE_ABSENT) && (flags[i] & mask) == want)
+			continue;
+		if (bad++ < 4)
+			nt_tap_diag("page %zu: not %s (kpageflags %#llx)", i, what,
+				    (unsigned long long)flags[i]);
+	}
+	if (bad)
+		nt_tap_diag("%ld of %zu pages not %s", bad, npages, what);
+	free(flags);
+	return err ? err : bad;
+}
+
+bool nt_lru_gen_enabled(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/lru_gen/enabled", "r");
+	unsigned long caps = 0;
+
+	if (!f)
+		return false;	/* no CONFIG_LRU_GEN */
+	if (fscanf(f, "%lx", &caps) != 1)
+		caps = 0;
+	fclose(f);
+	return caps & 1;
 }

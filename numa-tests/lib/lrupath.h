@@ -15,7 +15,9 @@
  */
 #ifndef NT_LRUPATH_H
 #define NT_LRUPATH_H
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "expect.h"
 #include "nodes.h"
 
@@ -50,4 +52,20 @@ int nt_nodes_meminfo_sum(const struct nt_nodemask *nodes, const char *const *key
 
 /* Node changes between consecutive pages of status (for a diagnostic). */
 size_t nt_node_changes(const int *status, size_t npages);
+
+/*
+ * Pages of the range whose kpageflags masked by mask are not want (absent
+ * pages count), naming the first few as what. -errno when the flags could
+ * not be read.
+ */
+long nt_pages_flags_not(const void *start, size_t npages, size_t page_size, uint64_t mask,
+			uint64_t want, const char *what);
+
+/*
+ * Whether the multi-gen LRU runs (/sys/kernel/mm/lru_gen/enabled, bit 0;
+ * admin-guide/mm/multigen_lru.rst): then pages age by generation, the
+ * active and inactive lists are only a view of generations, and KPF_ACTIVE
+ * says nothing about what an operation did.
+ */
+bool nt_lru_gen_enabled(void);
 #endif
