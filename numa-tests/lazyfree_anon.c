@@ -52,8 +52,7 @@ static const char *const file_inactive[] = { "Inactive(file)" };
 static const char *const anon_lru[] = { "Active(anon)", "Inactive(anon)" };
 static const char *const lazyfree_event[] = { "pglazyfree" };
 
-static struct nt_topology t;
-static bool lru_gen;
+static struct nt_lru_test lt;
 
 /* Each node's Inactive(file) and anon LRU, and pglazyfree, every CPU drained first. */
 static void snap(long file[NT_MAX_NODES], long anon[NT_MAX_NODES], long *events)
@@ -61,41 +60,25 @@ static void snap(long file[NT_MAX_NODES], long anon[NT_MAX_NODES], long *events)
 	int err = nt_drain_all();
 
 	if (!err)
-		err = nt_nodes_meminfo_sum(&t.online, file_inactive, 1, file);
+		err = nt_nodes_meminfo_sum(&lt.t.online, file_inactive, 1, file);
 	if (!err)
-		err = nt_nodes_meminfo_sum(&t.online, anon_lru, 2, anon);
+		err = nt_nodes_meminfo_sum(&lt.t.online, anon_lru, 2, anon);
 	if (err)
 		nt_tap_bail("reading node meminfo: %s", strerror(-err));
 	if (nt_read_values("/proc/vmstat", lazyfree_event, events, 1))
 		nt_tap_bail("reading /proc/vmstat");
 }
 
-static void run(enum nt_place p, size_t len, int home)
+static void run(enum nt_place p)
 {
 	long counts[NT_MAX_NODES], neg[NT_MAX_NODES], file0[NT_MAX_NODES], anon0[NT_MAX_NODES];
-	long file1[NT_MAX_NODES], anon1[NT_MAX_NODES], ev0, ev1, off, kb = -1, bad;
+	long file1[NT_MAX_NODES], anon1[NT_MAX_NODES], ev0, ev1, kb = -1, bad;
 	const char *pn = nt_place_names[p];
 	const uint64_t lru_swapbacked = NT_KPF(NT_KPF_LRU) | NT_KPF(NT_KPF_SWAPBACKED);
-	struct nt_policy pol;
 	struct nt_area a;
 	int *status, err, node;
 
-	err = nt_area_map(&a, len, 0);
-	if (err)
-		nt_tap_bail("mmap of %zu kB: %s", len >> 10, strerror(-err));
-	nt_place_policy(&t, p, home, &pol);
-	err = nt_area_mbind(&a, &pol);
-	if (err)
-		nt_tap_bail("%s: mbind: %s", pn, strerror(-err));
-	nt_area_fill(&a, SEED);
-	status = calloc(a.npages, sizeof(*status));
-	if (!status)
-		nt_tap_bail("out of memory");
-	off = nt_pages_per_node(a.addr, a.npages, a.page_size, status, counts);
-	if (off)
-		nt_tap_bail("%s: %ld pages of the area on no node after filling it", pn, off);
-	nt_tap_diag("%s: %zu pages, %zu node changes between neighbours", pn, a.npages,
-		    nt_node_changes(status, a.npages));
+	status = nt_lru_area(&lt, p, &a, SEED, counts);
 	snap(file0, anon0, &ev0);
 
 	err = madvise(a.addr, a.len, MADV_FREE) ? errno : 0;
@@ -117,7 +100,7 @@ static void run(enum nt_place p, size_t len, int home)
 	if (bad < 0)
 		nt_tap_bail("kpageflags: %s", strerror(-bad));
 	nt_tap_result(!bad, "%s: every page on an LRU list and not swap-backed (kpageflags)", pn);
-	if (lru_gen) {
+	if (lt.lru_gen) {
 		nt_tap_skip("multi-gen LRU: active is a generation, not a list",
 			    "%s: no page on the active list (kpageflags)", pn);
 		nt_tap_skip("multi-gen LRU: inactive is a generation, not a list",
@@ -128,13 +111,13 @@ static void run(enum nt_place p, size_t len, int home)
 		if (bad < 0)
 			nt_tap_bail("kpageflags: %s", strerror(-bad));
 		nt_tap_result(!bad, "%s: no page on the active list (kpageflags)", pn);
-		nt_tap_result(nt_nodes_moved(&t.online, file1, file0, counts, a.page_size / 1024,
+		nt_tap_result(nt_nodes_moved(&lt.t.online, file1, file0, counts, a.page_size / 1024,
 					     "Inactive(file)"),
 			      "%s: each node's Inactive(file) up by the area's pages on it", pn);
 	}
-	nt_mask_for_each(node, &t.online)
+	nt_mask_for_each(node, &lt.t.online)
 		neg[node] = -counts[node];
-	nt_tap_result(nt_nodes_moved(&t.online, anon1, anon0, neg, a.page_size / 1024,
+	nt_tap_result(nt_nodes_moved(&lt.t.online, anon1, anon0, neg, a.page_size / 1024,
 				     "Active(anon) + Inactive(anon)"),
 		      "%s: each node's anon LRU down by the area's pages on it", pn);
 	nt_area_unmap(&a);
@@ -143,26 +126,12 @@ static void run(enum nt_place p, size_t len, int home)
 
 int main(int argc, char **argv)
 {
-	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
-	cpu_set_t saved;
 	enum nt_place p;
-	int home, cpu;
 
-	home = nt_memory_node_with_cpus(&t);
-	if (home < 0)
-		nt_tap_skip_all("no memory node with CPUs this task may use");
-	/*
-	 * One CPU: MADV_FREE drains only its own CPU's lru_add batch before it
-	 * looks at the pages, and a page still queued there is passed over.
-	 */
-	cpu = nt_pin_cpu(home, &saved);
-	if (cpu < 0)
-		nt_tap_bail("pinning to a CPU of node %d: %s", home, strerror(-cpu));
-	lru_gen = nt_lru_gen_enabled();
-	nt_tap_plan(NT_PLACES * CHECKS);
-	nt_tap_diag("%zu kB per area, %d memory nodes, home node %d, CPU %d%s", len >> 10,
-		    nt_mask_weight(&t.allowed), home, cpu, lru_gen ? ", multi-gen LRU" : "");
+	/* MADV_FREE passes over a page still in a CPU's lru_add batch: one CPU, drained by it. */
+	nt_lru_start(&lt, argc, argv, DEFAULT_SIZE);
+	nt_lru_plan(&lt, CHECKS);
 	for (p = 0; p < NT_PLACES; p++)
-		run(p, len, home);
+		run(p);
 	return nt_tap_finish();
 }

@@ -41,14 +41,14 @@
 
 static const char *const events[] = { "pgmigrate_success", "pgmigrate_fail" };
 
-static struct nt_topology t;
+static struct nt_lru_test lt;
 
 /* The memory node after node, wrapping around the nodes the task may use. */
 static int next_node(int node)
 {
-	int next = nt_mask_next(&t.allowed, node);
+	int next = nt_mask_next(&lt.t.allowed, node);
 
-	return next >= 0 ? next : nt_mask_next(&t.allowed, -1);
+	return next >= 0 ? next : nt_mask_next(&lt.t.allowed, -1);
 }
 
 /* Pages whose want[i] != got[i], naming the first few. */
@@ -67,45 +67,31 @@ static size_t mismatches(const int *want, const int *got, size_t n, const char *
 	return bad;
 }
 
-static void run(enum nt_place p, size_t len, int home)
+static void run(enum nt_place p)
 {
 	const char *pn = nt_place_names[p];
 	long before[2], after[2], counts[NT_MAX_NODES], moved = 0, off;
 	int *from, *target, *status, *now;
-	struct nt_policy pol;
 	struct nt_area a;
 	void **pages;
 	size_t i;
 	long rc;
 	int err;
 
-	err = nt_area_map(&a, len, 0);
-	if (err)
-		nt_tap_bail("mmap of %zu kB: %s", len >> 10, strerror(-err));
-	nt_place_policy(&t, p, home, &pol);
-	err = nt_area_mbind(&a, &pol);
-	if (err)
-		nt_tap_bail("%s: mbind: %s", pn, strerror(-err));
-	nt_area_fill(&a, SEED);
-
+	from = nt_lru_area(&lt, p, &a, SEED, counts);
 	pages = calloc(a.npages, sizeof(*pages));
-	from = calloc(a.npages, sizeof(*from));
 	target = calloc(a.npages, sizeof(*target));
 	status = calloc(a.npages, sizeof(*status));
 	now = calloc(a.npages, sizeof(*now));
-	if (!pages || !from || !target || !status || !now)
+	if (!pages || !target || !status || !now)
 		nt_tap_bail("out of memory");
-	off = nt_pages_per_node(a.addr, a.npages, a.page_size, from, counts);
-	if (off)
-		nt_tap_bail("%s: %ld pages of the area on no node after filling it", pn, off);
 	for (i = 0; i < a.npages; i++) {
 		pages[i] = a.addr + i * a.page_size;
 		target[i] = next_node(from[i]);
 		moved += target[i] != from[i];
 		status[i] = -1000;	/* not a node, nor an errno the kernel stores */
 	}
-	nt_tap_diag("%s: %zu pages, %zu node changes between neighbours, %ld to move",
-		    pn, a.npages, nt_node_changes(from, a.npages), moved);
+	nt_tap_diag("%s: %ld pages to move", pn, moved);
 
 	if (nt_read_values("/proc/vmstat", events, before, 2))
 		nt_tap_bail("reading /proc/vmstat");
@@ -142,22 +128,11 @@ static void run(enum nt_place p, size_t len, int home)
 
 int main(int argc, char **argv)
 {
-	size_t len = nt_lk_start(argc, argv, DEFAULT_SIZE, &t);
-	cpu_set_t saved;
-	int home, cpu;
 	enum nt_place p;
 
-	home = nt_memory_node_with_cpus(&t);
-	if (home < 0)
-		nt_tap_skip_all("no memory node with CPUs this task may use");
-	/* One CPU: the fill's lru_add batch is one CPU's, drained by move_pages() anyway. */
-	cpu = nt_pin_cpu(home, &saved);
-	if (cpu < 0)
-		nt_tap_bail("pinning to a CPU of node %d: %s", home, strerror(-cpu));
-	nt_tap_plan(NT_PLACES * CHECKS);
-	nt_tap_diag("%zu kB per area, %d memory nodes, home node %d, CPU %d", len >> 10,
-		    nt_mask_weight(&t.allowed), home, cpu);
+	nt_lru_start(&lt, argc, argv, DEFAULT_SIZE);
+	nt_lru_plan(&lt, CHECKS);
 	for (p = 0; p < NT_PLACES; p++)
-		run(p, len, home);
+		run(p);
 	return nt_tap_finish();
 }

@@ -51,12 +51,12 @@
 
 static const char *const file_lru[] = { "Active(file)", "Inactive(file)" };
 
+static struct nt_lru_test lt;
+
 static struct {
-	struct nt_topology t;
 	struct nt_ext4 fs;
 	char why[160];
-	size_t len, page;
-	int home;
+	size_t page;
 } g;
 
 static void cleanup(void)
@@ -81,10 +81,10 @@ static int write_file(enum nt_place p, const char *path)
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOATIME, 0600);
 	if (fd < 0 || !buf)
 		nt_tap_bail("creating %s: %s", path, strerror(errno));
-	nt_place_policy(&g.t, p, g.home, &pol);
+	nt_place_policy(&lt.t, p, lt.home, &pol);
 	if (nt_set_task_policy(&pol))
 		nt_tap_bail("set_mempolicy: %s", strerror(errno));
-	for (i = 0; i < g.len / g.page; i++) {
+	for (i = 0; i < lt.len / g.page; i++) {
 		for (w = 0; w < n; w++)
 			buf[w] = word(p, i, w);
 		if (write(fd, buf, g.page) != (ssize_t)g.page)
@@ -106,7 +106,7 @@ static size_t bad_data(enum nt_place p, int fd)
 
 	if (!buf)
 		nt_tap_bail("out of memory");
-	for (i = 0; i < g.len / g.page; i++) {
+	for (i = 0; i < lt.len / g.page; i++) {
 		if (pread(fd, buf, g.page, i * g.page) != (ssize_t)g.page)
 			nt_tap_bail("reading the file back: %s", strerror(errno));
 		for (w = 0; w < n && buf[w] == word(p, i, w); w++)
@@ -141,7 +141,7 @@ static void run(enum nt_place p)
 {
 	const char *pn = nt_place_names[p];
 	long counts[NT_MAX_NODES], drop[NT_MAX_NODES], base[NT_MAX_NODES], now[NT_MAX_NODES];
-	size_t npages = g.len / g.page;
+	size_t npages = lt.len / g.page;
 	int *status = calloc(npages, sizeof(*status));
 	char path[128];
 	int fd, node, err;
@@ -150,7 +150,7 @@ static void run(enum nt_place p)
 
 	snprintf(path, sizeof(path), "%s/%s", g.fs.dir, pn);
 	fd = write_file(p, path);
-	m = mmap(NULL, g.len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+	m = mmap(NULL, lt.len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (m == MAP_FAILED || !status)
 		nt_tap_bail("mapping %s: %s", path, strerror(errno));
 	if (syncfs(fd))
@@ -164,27 +164,27 @@ static void run(enum nt_place p)
 	/* Pages still in a CPU's lru_add batch cannot be isolated: none may be. */
 	err = nt_drain_all();
 	if (!err)
-		err = nt_nodes_meminfo_sum(&g.t.online, file_lru, 2, base);
+		err = nt_nodes_meminfo_sum(&lt.t.online, file_lru, 2, base);
 	if (err)
 		nt_tap_bail("before MADV_PAGEOUT: %s", strerror(-err));
 
-	err = madvise(m, g.len, MADV_PAGEOUT) ? errno : 0;
+	err = madvise(m, lt.len, MADV_PAGEOUT) ? errno : 0;
 	if (err)
 		nt_tap_diag("madvise: %s", strerror(err));
 	nt_tap_result(!err, "%s: madvise(MADV_PAGEOUT) of the mapped file returns 0", pn);
 	nt_tap_result(resident(m, npages) == 0,
 		      "%s: no page of the file resident after MADV_PAGEOUT (mincore)", pn);
-	err = nt_nodes_meminfo_sum(&g.t.online, file_lru, 2, now);
+	err = nt_nodes_meminfo_sum(&lt.t.online, file_lru, 2, now);
 	if (err)
 		nt_tap_bail("after MADV_PAGEOUT: %s", strerror(-err));
-	nt_mask_for_each(node, &g.t.online)
+	nt_mask_for_each(node, &lt.t.online)
 		drop[node] = -counts[node];
-	nt_tap_result(nt_nodes_moved(&g.t.online, now, base, drop, g.page / 1024,
+	nt_tap_result(nt_nodes_moved(&lt.t.online, now, base, drop, g.page / 1024,
 				     "Active(file) + Inactive(file)"),
 		      "%s: each node's file LRU down by the file's pages on it", pn);
 	nt_tap_result(bad_data(p, fd) == 0, "%s: the file reads back as written", pn);
 
-	munmap(m, g.len);
+	munmap(m, lt.len);
 	close(fd);
 	unlink(path);
 	free(status);
@@ -192,28 +192,19 @@ static void run(enum nt_place p)
 
 int main(int argc, char **argv)
 {
-	cpu_set_t saved;
 	enum nt_place p;
-	int err, cpu;
+	int err;
 
-	g.len = nt_lk_start(argc, argv, DEFAULT_SIZE, &g.t);
+	/* Pages still in a CPU's lru_add batch cannot be isolated: one CPU, drained. */
+	nt_lru_start(&lt, argc, argv, DEFAULT_SIZE);
 	g.page = sysconf(_SC_PAGESIZE);
-	g.home = nt_memory_node_with_cpus(&g.t);
-	if (g.home < 0)
-		nt_tap_skip_all("no memory node with CPUs this task may use");
 	nt_cleanup_push(cleanup);
-	err = nt_ext4_make(&g.fs, 2 * g.len + (32UL << 20), g.why, sizeof(g.why));
+	err = nt_ext4_make(&g.fs, 2 * lt.len + (32UL << 20), g.why, sizeof(g.why));
 	if (err == -ENODEV || err == -ENOENT)
 		nt_tap_skip_all("no ext4 file system to be had: %s", g.why);
 	if (err)
 		nt_tap_bail("making an ext4 file system: %s", g.why);
-	/* One CPU: its lru_add batch is the only one the writes fill. */
-	cpu = nt_pin_cpu(g.home, &saved);
-	if (cpu < 0)
-		nt_tap_bail("pinning to a CPU of node %d: %s", g.home, strerror(-cpu));
-	nt_tap_plan(NT_PLACES * CHECKS);
-	nt_tap_diag("%zu kB file per placement, %d memory nodes, home node %d, CPU %d",
-		    g.len >> 10, nt_mask_weight(&g.t.allowed), g.home, cpu);
+	nt_lru_plan(&lt, CHECKS);
 	for (p = 0; p < NT_PLACES; p++)
 		run(p);
 	return nt_tap_finish();

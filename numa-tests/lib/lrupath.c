@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "locked.h"
 #include "lrupath.h"
 #include "pageflags.h"
 #include "placement.h"
@@ -113,4 +114,54 @@ bool nt_lru_gen_enabled(void)
 		caps = 0;
 	fclose(f);
 	return caps & 1;
+}
+
+void nt_lru_start(struct nt_lru_test *lt, int argc, char **argv, size_t def)
+{
+	cpu_set_t saved;
+
+	lt->len = nt_lk_start(argc, argv, def, &lt->t);
+	lt->home = nt_memory_node_with_cpus(&lt->t);
+	if (lt->home < 0)
+		nt_tap_skip_all("no memory node with CPUs this task may use");
+	lt->cpu = nt_pin_cpu(lt->home, &saved);
+	if (lt->cpu < 0)
+		nt_tap_bail("pinning to a CPU of node %d: %s", lt->home, strerror(-lt->cpu));
+	lt->lru_gen = nt_lru_gen_enabled();
+}
+
+void nt_lru_plan(const struct nt_lru_test *lt, unsigned int checks)
+{
+	nt_tap_plan(NT_PLACES * checks);
+	nt_tap_diag("%zu kB per area, %d memory nodes, home node %d, CPU %d%s", lt->len >> 10,
+		    nt_mask_weight(&lt->t.allowed), lt->home, lt->cpu,
+		    lt->lru_gen ? ", multi-gen LRU" : "");
+}
+
+int *nt_lru_area(const struct nt_lru_test *lt, enum nt_place p, struct nt_area *a,
+		 unsigned long seed, long counts[NT_MAX_NODES])
+{
+	const char *pn = nt_place_names[p];
+	struct nt_policy pol;
+	int *status, err;
+	long off;
+
+	err = nt_area_map(a, lt->len, 0);
+	if (err)
+		nt_tap_bail("mmap of %zu kB: %s", lt->len >> 10, strerror(-err));
+	nt_place_policy(&lt->t, p, lt->home, &pol);
+	err = nt_area_mbind(a, &pol);
+	if (err)
+		nt_tap_bail("%s: mbind: %s", pn, strerror(-err));
+	nt_area_fill(a, seed);
+	status = calloc(a->npages, sizeof(*status));
+	if (!status)
+		nt_tap_bail("out of memory");
+	off = nt_pages_per_node(a->addr, a->npages, a->page_size, status, counts);
+	if (off)
+		nt_tap_bail("%s: %ld pages of the area on no node after filling it (%s)", pn, off,
+			    off < 0 ? strerror(-off) : "absent");
+	nt_tap_diag("%s: %zu pages, %zu node changes between neighbours", pn, a->npages,
+		    nt_node_changes(status, a->npages));
+	return status;
 }

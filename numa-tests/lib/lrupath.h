@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "area.h"
 #include "expect.h"
 #include "nodes.h"
 
@@ -68,4 +69,34 @@ long nt_pages_flags_not(const void *start, size_t npages, size_t page_size, uint
  * says nothing about what an operation did.
  */
 bool nt_lru_gen_enabled(void);
+
+/* What every test of a batched path starts from. */
+struct nt_lru_test {
+	struct nt_topology t;
+	size_t len;		/* the area's size (-s SIZE) */
+	int home;		/* the bound node, and the node of the CPU the test runs on */
+	int cpu;		/* the one CPU it runs on */
+	bool lru_gen;		/* nt_lru_gen_enabled() */
+};
+
+/*
+ * nt_lk_start() (root, libnuma, the topology, -s SIZE with default def),
+ * the home node (the plan skipped where no memory node has CPUs), and the
+ * task pinned to one CPU of it: the per-CPU batches the test fills are that
+ * CPU's, and the ones an operation drains before it starts (its own CPU's
+ * only) hold every page it queued.
+ */
+void nt_lru_start(struct nt_lru_test *lt, int argc, char **argv, size_t def);
+
+/* Plans checks subtests for each placement and says what the test runs on. */
+void nt_lru_plan(const struct nt_lru_test *lt, unsigned int checks);
+
+/*
+ * A private anonymous area of lt->len in base pages, mbind()ed to placement
+ * p and written with nt_area_fill(seed); bails out unless every page is on
+ * a node. Returns each page's node (a new array: free() it), counts[] the
+ * pages on each node, and says in a diagnostic how interleaved it is.
+ */
+int *nt_lru_area(const struct nt_lru_test *lt, enum nt_place p, struct nt_area *a,
+		 unsigned long seed, long counts[NT_MAX_NODES]);
 #endif
