@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <numaif.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "counters.h"
+#include "ext4.h"
+#include "harness.h"
 #include "locked.h"
 #include "lrupath.h"
 #include "pageflags.h"
@@ -164,4 +169,118 @@ int *nt_lru_area(const struct nt_lru_test *lt, enum nt_place p, struct nt_area *
 	nt_tap_diag("%s: %zu pages, %zu node changes between neighbours", pn, a->npages,
 		    nt_node_changes(status, a->npages));
 	return status;
+}
+
+/* Word w of page i of a file of placement p. */
+static unsigned long file_word(enum nt_place p, size_t i, size_t w)
+{
+	return (p + 1) * 0x9e3779b97f4a7c15UL ^ (i << 20) ^ w;
+}
+
+int nt_lru_file_write(const struct nt_lru_test *lt, enum nt_place p, const char *path)
+{
+	size_t page = sysconf(_SC_PAGESIZE), n = page / sizeof(unsigned long), i, w;
+	unsigned long *buf = malloc(page);
+	struct nt_policy pol;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOATIME, 0600);
+	if (fd < 0 || !buf)
+		nt_tap_bail("creating %s: %s", path, strerror(errno));
+	nt_place_policy(&lt->t, p, lt->home, &pol);
+	if (nt_set_task_policy(&pol))
+		nt_tap_bail("set_mempolicy: %s", strerror(errno));
+	for (i = 0; i < lt->len / page; i++) {
+		for (w = 0; w < n; w++)
+			buf[w] = file_word(p, i, w);
+		if (write(fd, buf, page) != (ssize_t)page)
+			nt_tap_bail("writing %s: %s", path, strerror(errno));
+	}
+	if (nt_set_task_policy(NULL))
+		nt_tap_bail("set_mempolicy(MPOL_DEFAULT): %s", strerror(errno));
+	if (fsync(fd))
+		nt_tap_bail("fsync %s: %s", path, strerror(errno));
+	free(buf);
+	return fd;
+}
+
+size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p, int fd)
+{
+	size_t page = sysconf(_SC_PAGESIZE), n = page / sizeof(unsigned long), i, w, bad = 0;
+	unsigned long *buf = malloc(page);
+
+	if (!buf)
+		nt_tap_bail("out of memory");
+	for (i = 0; i < lt->len / page; i++) {
+		if (pread(fd, buf, page, i * page) != (ssize_t)page)
+			nt_tap_bail("reading the file back: %s", strerror(errno));
+		for (w = 0; w < n && buf[w] == file_word(p, i, w); w++)
+			;
+		bad += w < n;
+	}
+	free(buf);
+	return bad;
+}
+
+char *nt_lru_file_map(const struct nt_lru_test *lt, enum nt_place p, int fd, int *status,
+		      long counts[NT_MAX_NODES])
+{
+	size_t page = sysconf(_SC_PAGESIZE), npages = lt->len / page;
+	const char *pn = nt_place_names[p];
+	long off;
+	char *m;
+
+	m = mmap(NULL, lt->len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (m == MAP_FAILED)
+		nt_tap_bail("mapping the file: %s", strerror(errno));
+	if (syncfs(fd))
+		nt_tap_bail("syncfs: %s", strerror(errno));
+	off = nt_pages_per_node(m, npages, page, status, counts);
+	if (off)
+		nt_tap_bail("%s: %ld pages of the file not mapped after MAP_POPULATE (%s)", pn, off,
+			    off < 0 ? strerror(-off) : "on no node");
+	nt_tap_diag("%s: %zu pages, %zu node changes between neighbours", pn, npages,
+		    nt_node_changes(status, npages));
+	return m;
+}
+
+size_t nt_residency_not(const void *addr, size_t npages, bool resident)
+{
+	unsigned char *vec = malloc(npages);
+	const char *what = resident ? "resident" : "evicted";
+	size_t i, n = 0;
+
+	if (!vec || mincore((void *)addr, npages * sysconf(_SC_PAGESIZE), vec))
+		nt_tap_bail("mincore: %s", strerror(errno));
+	for (i = 0; i < npages; i++) {
+		if ((vec[i] & 1) == resident)
+			continue;
+		if (n++ < 4)
+			nt_tap_diag("page %zu not %s", i, what);
+	}
+	if (n)
+		nt_tap_diag("%zu of %zu pages not %s", n, npages, what);
+	free(vec);
+	return n;
+}
+
+static struct nt_ext4 lru_fs;
+
+static void lru_fs_remove(void)
+{
+	nt_ext4_remove(&lru_fs);
+}
+
+const char *nt_lru_ext4(const struct nt_lru_test *lt)
+{
+	char why[160];
+	int err;
+
+	nt_cleanup_push(lru_fs_remove);
+	err = nt_ext4_make(&lru_fs, 2 * lt->len + (32UL << 20), why, sizeof(why));
+	if (err == -ENODEV || err == -ENOENT)
+		nt_tap_skip_all("no ext4 file system to be had: %s", why);
+	if (err)
+		nt_tap_bail("making an ext4 file system: %s", why);
+	return lru_fs.dir;
 }

@@ -99,4 +99,37 @@ void nt_lru_plan(const struct nt_lru_test *lt, unsigned int checks);
  */
 int *nt_lru_area(const struct nt_lru_test *lt, enum nt_place p, struct nt_area *a,
 		 unsigned long seed, long counts[NT_MAX_NODES]);
+
+/*
+ * Page-cache files (on an ext4 of the test's own, lib/ext4.h), a pattern
+ * that differs per page and per placement. nt_lru_file_write(): creates
+ * path (O_NOATIME: no atime update commits a journal block into the page
+ * cache between two readings of a counter), writes lt->len with
+ * placement p's policy as the task's (page cache follows the task's
+ * policy), fsync()s it (clean), and returns the fd; bails out on errors.
+ */
+int nt_lru_file_write(const struct nt_lru_test *lt, enum nt_place p, const char *path);
+
+/*
+ * An ext4 file system for the files (room for two of lt->len), removed
+ * again whichever way the test ends; the plan skipped, with the reason,
+ * where the kernel or the root file system cannot make one. Returns its
+ * mount point. Call before planning.
+ */
+const char *nt_lru_ext4(const struct nt_lru_test *lt);
+
+/* Reads the file back with pread() a page at a time: the pages that differ. */
+size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p, int fd);
+
+/*
+ * Maps the file PROT_READ, MAP_SHARED | MAP_POPULATE (mapped once, by
+ * this process), syncs its file system (nothing left for the journal to
+ * commit), and gives each page's node and the pages on each node as
+ * nt_lru_area(). Bails out unless every page is mapped.
+ */
+char *nt_lru_file_map(const struct nt_lru_test *lt, enum nt_place p, int fd, int *status,
+		      long counts[NT_MAX_NODES]);
+
+/* Pages of the mapping whose mincore() residency is not resident, naming the first few. */
+size_t nt_residency_not(const void *addr, size_t npages, bool resident);
 #endif
