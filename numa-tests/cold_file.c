@@ -44,26 +44,7 @@
 #define DEFAULT_SIZE	(8UL << 20)
 #define CHECKS		7
 
-static const char *const file_lists[] = { "Active(file)", "Inactive(file)" };
-static const char *const deactivate_event[] = { "pgdeactivate" };
-
 static struct nt_lru_test lt;
-static const char *dir;
-
-/* Each node's Active(file) and Inactive(file), and pgdeactivate, every CPU drained first. */
-static void snap(long active[NT_MAX_NODES], long inactive[NT_MAX_NODES], long *events)
-{
-	int err = nt_drain_all();
-
-	if (!err)
-		err = nt_nodes_meminfo_sum(&lt.t.online, file_lists, 1, active);
-	if (!err)
-		err = nt_nodes_meminfo_sum(&lt.t.online, file_lists + 1, 1, inactive);
-	if (err)
-		nt_tap_bail("reading node meminfo: %s", strerror(-err));
-	if (nt_read_values("/proc/vmstat", deactivate_event, events, 1))
-		nt_tap_bail("reading /proc/vmstat");
-}
 
 static void lru_gen_skip(const char *pn, const char *check)
 {
@@ -73,30 +54,24 @@ static void lru_gen_skip(const char *pn, const char *check)
 
 static void run(enum nt_place p)
 {
-	long counts[NT_MAX_NODES], neg[NT_MAX_NODES], act0[NT_MAX_NODES], inact0[NT_MAX_NODES];
-	long act1[NT_MAX_NODES], inact1[NT_MAX_NODES], ev0, ev1, bad;
+	struct nt_lru_reading r0, r1;
+	struct nt_lru_file f;
+	long bad;
 	const uint64_t lru_active = NT_KPF(NT_KPF_LRU) | NT_KPF(NT_KPF_ACTIVE);
 	const char *pn = nt_place_names[p];
-	size_t npages = lt.len / sysconf(_SC_PAGESIZE);
-	int *status = calloc(npages, sizeof(*status));
-	int fd, err, node, pass;
-	char path[128];
-	char *m;
+	int err, pass;
 
-	if (!status)
-		nt_tap_bail("out of memory");
-	snprintf(path, sizeof(path), "%s/%s", dir, pn);
-	fd = nt_lru_file_write(&lt, p, path);
+	nt_lru_file_write(&lt, p, &f);
 	/* The first read references each page, the second activates it. */
 	for (pass = 0; pass < 2; pass++)
-		if (nt_lru_file_bad(&lt, p, fd))
+		if (nt_lru_file_bad(&lt, p, &f))
 			nt_tap_bail("%s: the file does not read back as written", pn);
-	m = nt_lru_file_map(&lt, p, fd, status, counts);
-	snap(act0, inact0, &ev0);
+	nt_lru_file_map(&lt, p, &f);
+	nt_lru_read(&lt, "pgdeactivate", &r0);
 	if (lt.lru_gen) {
 		lru_gen_skip(pn, "every page of the file active after two reads (kpageflags)");
 	} else {
-		bad = nt_pages_flags_not(m, npages, sysconf(_SC_PAGESIZE),
+		bad = nt_pages_flags_not(f.map, f.npages, sysconf(_SC_PAGESIZE),
 					 lru_active, lru_active, "active");
 		if (bad < 0)
 			nt_tap_bail("kpageflags: %s", strerror(-bad));
@@ -104,12 +79,12 @@ static void run(enum nt_place p)
 			      pn);
 	}
 
-	err = madvise(m, lt.len, MADV_COLD) ? errno : 0;
+	err = madvise(f.map, lt.len, MADV_COLD) ? errno : 0;
 	if (err)
 		nt_tap_diag("madvise: %s", strerror(err));
 	nt_tap_result(!err, "%s: madvise(MADV_COLD) of the mapped file returns 0", pn);
-	snap(act1, inact1, &ev1);
-	nt_tap_result(nt_residency_not(m, npages, true) == 0,
+	nt_lru_read(&lt, "pgdeactivate", &r1);
+	nt_tap_result(nt_residency_not(f.map, f.npages, true) == 0,
 		      "%s: every page of the file still resident (mincore)", pn);
 	if (lt.lru_gen) {
 		lru_gen_skip(pn, "pgdeactivate up by the file's pages");
@@ -118,38 +93,27 @@ static void run(enum nt_place p)
 		lru_gen_skip(pn, "each node's Inactive(file) up by the file's pages on it");
 		goto out;
 	}
-	if (ev1 - ev0 != (long)npages)
-		nt_tap_diag("pgdeactivate %+ld, expected +%zu", ev1 - ev0, npages);
-	nt_tap_result(ev1 - ev0 == (long)npages, "%s: pgdeactivate up by the file's pages", pn);
-	bad = nt_pages_flags_not(m, npages, sysconf(_SC_PAGESIZE), lru_active,
+	if (r1.event - r0.event != (long)f.npages)
+		nt_tap_diag("pgdeactivate %+ld, expected +%zu", r1.event - r0.event, f.npages);
+	nt_tap_result(r1.event - r0.event == (long)f.npages, "%s: pgdeactivate up by the file's pages", pn);
+	bad = nt_pages_flags_not(f.map, f.npages, sysconf(_SC_PAGESIZE), lru_active,
 				 NT_KPF(NT_KPF_LRU), "inactive");
 	if (bad < 0)
 		nt_tap_bail("kpageflags: %s", strerror(-bad));
 	nt_tap_result(!bad, "%s: every page on an LRU list, none active (kpageflags)", pn);
-	nt_mask_for_each(node, &lt.t.online)
-		neg[node] = -counts[node];
-	nt_tap_result(nt_nodes_moved(&lt.t.online, act1, act0, neg, sysconf(_SC_PAGESIZE) / 1024,
-				     "Active(file)"),
+	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_ACTIVE_FILE, -1, f.counts),
 		      "%s: each node's Active(file) down by the file's pages on it", pn);
-	nt_tap_result(nt_nodes_moved(&lt.t.online, inact1, inact0, counts,
-				     sysconf(_SC_PAGESIZE) / 1024, "Inactive(file)"),
+	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_INACTIVE_FILE, 1, f.counts),
 		      "%s: each node's Inactive(file) up by the file's pages on it", pn);
 out:
-	munmap(m, lt.len);
-	close(fd);
-	unlink(path);
-	free(status);
+	nt_lru_file_remove(&f);
 }
 
 int main(int argc, char **argv)
 {
-	enum nt_place p;
-
 	/* MADV_COLD passes over a page still in a CPU's lru_add batch: one CPU, drained by it. */
 	nt_lru_start(&lt, argc, argv, DEFAULT_SIZE);
-	dir = nt_lru_ext4(&lt);
+	nt_lru_ext4(&lt);
 	nt_lru_plan(&lt, CHECKS);
-	for (p = 0; p < NT_PLACES; p++)
-		run(p);
-	return nt_tap_finish();
+	return nt_lru_run(run);
 }

@@ -48,47 +48,28 @@
 #define SEED		0x6c617a79UL
 #define CHECKS		7
 
-static const char *const file_inactive[] = { "Inactive(file)" };
-static const char *const anon_lru[] = { "Active(anon)", "Inactive(anon)" };
-static const char *const lazyfree_event[] = { "pglazyfree" };
-
 static struct nt_lru_test lt;
-
-/* Each node's Inactive(file) and anon LRU, and pglazyfree, every CPU drained first. */
-static void snap(long file[NT_MAX_NODES], long anon[NT_MAX_NODES], long *events)
-{
-	int err = nt_drain_all();
-
-	if (!err)
-		err = nt_nodes_meminfo_sum(&lt.t.online, file_inactive, 1, file);
-	if (!err)
-		err = nt_nodes_meminfo_sum(&lt.t.online, anon_lru, 2, anon);
-	if (err)
-		nt_tap_bail("reading node meminfo: %s", strerror(-err));
-	if (nt_read_values("/proc/vmstat", lazyfree_event, events, 1))
-		nt_tap_bail("reading /proc/vmstat");
-}
 
 static void run(enum nt_place p)
 {
-	long counts[NT_MAX_NODES], neg[NT_MAX_NODES], file0[NT_MAX_NODES], anon0[NT_MAX_NODES];
-	long file1[NT_MAX_NODES], anon1[NT_MAX_NODES], ev0, ev1, kb = -1, bad;
+	struct nt_lru_reading r0, r1;
+	long counts[NT_MAX_NODES], kb = -1, bad;
 	const char *pn = nt_place_names[p];
 	const uint64_t lru_swapbacked = NT_KPF(NT_KPF_LRU) | NT_KPF(NT_KPF_SWAPBACKED);
 	struct nt_area a;
-	int *status, err, node;
+	int *status, err;
 
 	status = nt_lru_area(&lt, p, &a, SEED, counts);
-	snap(file0, anon0, &ev0);
+	nt_lru_read(&lt, "pglazyfree", &r0);
 
 	err = madvise(a.addr, a.len, MADV_FREE) ? errno : 0;
 	if (err)
 		nt_tap_diag("madvise: %s", strerror(err));
 	nt_tap_result(!err, "%s: madvise(MADV_FREE) of the written area returns 0", pn);
-	snap(file1, anon1, &ev1);
-	if (ev1 - ev0 != (long)a.npages)
-		nt_tap_diag("pglazyfree %+ld, expected +%zu", ev1 - ev0, a.npages);
-	nt_tap_result(ev1 - ev0 == (long)a.npages, "%s: pglazyfree up by the area's pages", pn);
+	nt_lru_read(&lt, "pglazyfree", &r1);
+	if (r1.event - r0.event != (long)a.npages)
+		nt_tap_diag("pglazyfree %+ld, expected +%zu", r1.event - r0.event, a.npages);
+	nt_tap_result(r1.event - r0.event == (long)a.npages, "%s: pglazyfree up by the area's pages", pn);
 	err = nt_smaps_sum(a.addr, a.len, "LazyFree", &kb, NULL);
 	if (err)
 		nt_tap_bail("smaps LazyFree: %s", strerror(-err));
@@ -111,14 +92,10 @@ static void run(enum nt_place p)
 		if (bad < 0)
 			nt_tap_bail("kpageflags: %s", strerror(-bad));
 		nt_tap_result(!bad, "%s: no page on the active list (kpageflags)", pn);
-		nt_tap_result(nt_nodes_moved(&lt.t.online, file1, file0, counts, a.page_size / 1024,
-					     "Inactive(file)"),
+		nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_INACTIVE_FILE, 1, counts),
 			      "%s: each node's Inactive(file) up by the area's pages on it", pn);
 	}
-	nt_mask_for_each(node, &lt.t.online)
-		neg[node] = -counts[node];
-	nt_tap_result(nt_nodes_moved(&lt.t.online, anon1, anon0, neg, a.page_size / 1024,
-				     "Active(anon) + Inactive(anon)"),
+	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_ANON_LRU, -1, counts),
 		      "%s: each node's anon LRU down by the area's pages on it", pn);
 	nt_area_unmap(&a);
 	free(status);
@@ -126,12 +103,8 @@ static void run(enum nt_place p)
 
 int main(int argc, char **argv)
 {
-	enum nt_place p;
-
 	/* MADV_FREE passes over a page still in a CPU's lru_add batch: one CPU, drained by it. */
 	nt_lru_start(&lt, argc, argv, DEFAULT_SIZE);
 	nt_lru_plan(&lt, CHECKS);
-	for (p = 0; p < NT_PLACES; p++)
-		run(p);
-	return nt_tap_finish();
+	return nt_lru_run(run);
 }

@@ -46,24 +46,12 @@ static const char *const way_names[WAYS] = {
 	[POPULATE] = "MAP_POPULATE",
 };
 
-static const char *const anon_lru[] = { "Active(anon)", "Inactive(anon)" };
-
 static struct nt_lru_test lt;
-
-/* Each node's anon LRU, every CPU drained first. */
-static void snap(long anon[NT_MAX_NODES])
-{
-	int err = nt_drain_all();
-
-	if (!err)
-		err = nt_nodes_meminfo_sum(&lt.t.online, anon_lru, 2, anon);
-	if (err)
-		nt_tap_bail("reading node meminfo: %s", strerror(-err));
-}
 
 static void run(enum nt_place p, enum way w)
 {
-	long counts[NT_MAX_NODES], anon0[NT_MAX_NODES], anon1[NT_MAX_NODES], off, bad;
+	long counts[NT_MAX_NODES], off, bad;
+	struct nt_lru_reading r0, r1;
 	const char *pn = nt_place_names[p], *wn = way_names[w];
 	struct nt_policy pol;
 	struct nt_area a;
@@ -81,7 +69,7 @@ static void run(enum nt_place p, enum way w)
 		if (err)
 			nt_tap_bail("%s, %s: mapping the area: %s", pn, wn, strerror(-err));
 	}
-	snap(anon0);
+	nt_lru_read(&lt, NULL, &r0);
 	if (w == TOUCH) {
 		nt_area_fill(&a, SEED);
 	} else {
@@ -93,7 +81,7 @@ static void run(enum nt_place p, enum way w)
 		if (err)
 			nt_tap_bail("%s, %s: mapping the area: %s", pn, wn, strerror(-err));
 	}
-	snap(anon1);
+	nt_lru_read(&lt, NULL, &r1);
 
 	off = nt_pages_per_node(a.addr, a.npages, a.page_size, status, counts);
 	if (off)
@@ -107,8 +95,7 @@ static void run(enum nt_place p, enum way w)
 		nt_tap_bail("kpageflags: %s", strerror(-bad));
 	nt_tap_result(!bad, "%s, %s: every page on an LRU list after a drain (kpageflags)", pn,
 		      wn);
-	nt_tap_result(nt_nodes_moved(&lt.t.online, anon1, anon0, counts, a.page_size / 1024,
-				     "Active(anon) + Inactive(anon)"),
+	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_ANON_LRU, 1, counts),
 		      "%s, %s: each node's anon LRU up by the area's pages on it", pn, wn);
 	nt_area_unmap(&a);
 	free(status);

@@ -128,11 +128,7 @@ static void run(enum nt_place p)
 
 int main(int argc, char **argv)
 {
-	enum nt_place p;
-
 	nt_lru_start(&lt, argc, argv, DEFAULT_SIZE);
 	nt_lru_plan(&lt, CHECKS);
-	for (p = 0; p < NT_PLACES; p++)
-		run(p);
-	return nt_tap_finish();
+	return nt_lru_run(run);
 }

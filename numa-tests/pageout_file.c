@@ -47,69 +47,40 @@
 #define DEFAULT_SIZE	(8UL << 20)
 #define CHECKS		4
 
-static const char *const file_lru[] = { "Active(file)", "Inactive(file)" };
-
 static struct nt_lru_test lt;
 
-static struct {
-	const char *dir;
-	size_t page;
-} g;
 
 static void run(enum nt_place p)
 {
 	const char *pn = nt_place_names[p];
-	long counts[NT_MAX_NODES], drop[NT_MAX_NODES], base[NT_MAX_NODES], now[NT_MAX_NODES];
-	size_t npages = lt.len / g.page;
-	int *status = calloc(npages, sizeof(*status));
-	char path[128];
-	int fd, node, err;
-	char *m;
+	struct nt_lru_reading base, now;
+	struct nt_lru_file f;
+	int err;
 
-	if (!status)
-		nt_tap_bail("out of memory");
-	snprintf(path, sizeof(path), "%s/%s", g.dir, pn);
-	fd = nt_lru_file_write(&lt, p, path);
-	m = nt_lru_file_map(&lt, p, fd, status, counts);
+	nt_lru_file_write(&lt, p, &f);
+	nt_lru_file_map(&lt, p, &f);
 	/* Pages still in a CPU's lru_add batch cannot be isolated: none may be. */
-	err = nt_drain_all();
-	if (!err)
-		err = nt_nodes_meminfo_sum(&lt.t.online, file_lru, 2, base);
-	if (err)
-		nt_tap_bail("before MADV_PAGEOUT: %s", strerror(-err));
+	nt_lru_read(&lt, NULL, &base);
 
-	err = madvise(m, lt.len, MADV_PAGEOUT) ? errno : 0;
+	err = madvise(f.map, lt.len, MADV_PAGEOUT) ? errno : 0;
 	if (err)
 		nt_tap_diag("madvise: %s", strerror(err));
 	nt_tap_result(!err, "%s: madvise(MADV_PAGEOUT) of the mapped file returns 0", pn);
-	nt_tap_result(nt_residency_not(m, npages, false) == 0,
+	nt_tap_result(nt_residency_not(f.map, f.npages, false) == 0,
 		      "%s: no page of the file resident after MADV_PAGEOUT (mincore)", pn);
-	err = nt_nodes_meminfo_sum(&lt.t.online, file_lru, 2, now);
-	if (err)
-		nt_tap_bail("after MADV_PAGEOUT: %s", strerror(-err));
-	nt_mask_for_each(node, &lt.t.online)
-		drop[node] = -counts[node];
-	nt_tap_result(nt_nodes_moved(&lt.t.online, now, base, drop, g.page / 1024,
-				     "Active(file) + Inactive(file)"),
+	nt_lru_read(&lt, NULL, &now);
+	nt_tap_result(nt_lru_moved(&lt, &now, &base, NT_FILE_LRU, -1, f.counts),
 		      "%s: each node's file LRU down by the file's pages on it", pn);
-	nt_tap_result(nt_lru_file_bad(&lt, p, fd) == 0, "%s: the file reads back as written", pn);
+	nt_tap_result(nt_lru_file_bad(&lt, p, &f) == 0, "%s: the file reads back as written", pn);
 
-	munmap(m, lt.len);
-	close(fd);
-	unlink(path);
-	free(status);
+	nt_lru_file_remove(&f);
 }
 
 int main(int argc, char **argv)
 {
-	enum nt_place p;
-
 	/* Pages still in a CPU's lru_add batch cannot be isolated: one CPU, drained. */
 	nt_lru_start(&lt, argc, argv, DEFAULT_SIZE);
-	g.page = sysconf(_SC_PAGESIZE);
-	g.dir = nt_lru_ext4(&lt);
+	nt_lru_ext4(&lt);
 	nt_lru_plan(&lt, CHECKS);
-	for (p = 0; p < NT_PLACES; p++)
-		run(p);
-	return nt_tap_finish();
+	return nt_lru_run(run);
 }

@@ -14,6 +14,7 @@
 #include "locked.h"
 #include "lrupath.h"
 #include "pageflags.h"
+#include "snapshot.h"
 #include "placement.h"
 #include "tap.h"
 
@@ -52,27 +53,6 @@ long nt_pages_per_node(const void *start, size_t npages, size_t page_size, int *
 			off++;
 	}
 	return off;
-}
-
-int nt_nodes_meminfo_sum(const struct nt_nodemask *nodes, const char *const *keys, int nkeys,
-			 long kb[NT_MAX_NODES])
-{
-	int node, k, err;
-	long v;
-
-	memset(kb, 0, NT_MAX_NODES * sizeof(*kb));
-	err = nt_stat_refresh();
-	if (err)
-		return err;
-	nt_mask_for_each(node, nodes) {
-		for (k = 0; k < nkeys; k++) {
-			err = nt_node_meminfo_read(node, keys[k], &v);
-			if (err)
-				return err;
-			kb[node] += v;
-		}
-	}
-	return 0;
 }
 
 size_t nt_node_changes(const int *status, size_t npages)
@@ -177,34 +157,57 @@ static unsigned long file_word(enum nt_place p, size_t i, size_t w)
 	return (p + 1) * 0x9e3779b97f4a7c15UL ^ (i << 20) ^ w;
 }
 
-int nt_lru_file_write(const struct nt_lru_test *lt, enum nt_place p, const char *path)
+static struct nt_ext4 lru_fs;
+
+static void lru_fs_remove(void)
+{
+	nt_ext4_remove(&lru_fs);
+}
+
+void nt_lru_ext4(const struct nt_lru_test *lt)
+{
+	char why[160];
+	int err;
+
+	nt_cleanup_push(lru_fs_remove);
+	err = nt_ext4_make(&lru_fs, 2 * lt->len + (32UL << 20), why, sizeof(why));
+	if (err == -ENODEV || err == -ENOENT)
+		nt_tap_skip_all("no ext4 file system to be had: %s", why);
+	if (err)
+		nt_tap_bail("making an ext4 file system: %s", why);
+}
+
+void nt_lru_file_write(const struct nt_lru_test *lt, enum nt_place p, struct nt_lru_file *f)
 {
 	size_t page = sysconf(_SC_PAGESIZE), n = page / sizeof(unsigned long), i, w;
 	unsigned long *buf = malloc(page);
 	struct nt_policy pol;
-	int fd;
 
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOATIME, 0600);
-	if (fd < 0 || !buf)
-		nt_tap_bail("creating %s: %s", path, strerror(errno));
+	memset(f, 0, sizeof(*f));
+	f->npages = lt->len / page;
+	f->status = calloc(f->npages, sizeof(*f->status));
+	snprintf(f->path, sizeof(f->path), "%s/%s", lru_fs.dir, nt_place_names[p]);
+	f->fd = open(f->path, O_RDWR | O_CREAT | O_TRUNC | O_NOATIME, 0600);
+	if (f->fd < 0 || !buf || !f->status)
+		nt_tap_bail("creating %s: %s", f->path, strerror(errno));
 	nt_place_policy(&lt->t, p, lt->home, &pol);
 	if (nt_set_task_policy(&pol))
 		nt_tap_bail("set_mempolicy: %s", strerror(errno));
-	for (i = 0; i < lt->len / page; i++) {
+	for (i = 0; i < f->npages; i++) {
 		for (w = 0; w < n; w++)
 			buf[w] = file_word(p, i, w);
-		if (write(fd, buf, page) != (ssize_t)page)
-			nt_tap_bail("writing %s: %s", path, strerror(errno));
+		if (write(f->fd, buf, page) != (ssize_t)page)
+			nt_tap_bail("writing %s: %s", f->path, strerror(errno));
 	}
 	if (nt_set_task_policy(NULL))
 		nt_tap_bail("set_mempolicy(MPOL_DEFAULT): %s", strerror(errno));
-	if (fsync(fd))
-		nt_tap_bail("fsync %s: %s", path, strerror(errno));
+	if (fsync(f->fd))
+		nt_tap_bail("fsync %s: %s", f->path, strerror(errno));
 	free(buf);
-	return fd;
 }
 
-size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p, int fd)
+size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p,
+		       const struct nt_lru_file *f)
 {
 	size_t page = sysconf(_SC_PAGESIZE), n = page / sizeof(unsigned long), i, w, bad = 0;
 	unsigned long *buf = malloc(page);
@@ -212,7 +215,7 @@ size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p, int fd)
 	if (!buf)
 		nt_tap_bail("out of memory");
 	for (i = 0; i < lt->len / page; i++) {
-		if (pread(fd, buf, page, i * page) != (ssize_t)page)
+		if (pread(f->fd, buf, page, i * page) != (ssize_t)page)
 			nt_tap_bail("reading the file back: %s", strerror(errno));
 		for (w = 0; w < n && buf[w] == file_word(p, i, w); w++)
 			;
@@ -222,26 +225,32 @@ size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p, int fd)
 	return bad;
 }
 
-char *nt_lru_file_map(const struct nt_lru_test *lt, enum nt_place p, int fd, int *status,
-		      long counts[NT_MAX_NODES])
+void nt_lru_file_map(const struct nt_lru_test *lt, enum nt_place p, struct nt_lru_file *f)
 {
-	size_t page = sysconf(_SC_PAGESIZE), npages = lt->len / page;
+	size_t page = sysconf(_SC_PAGESIZE);
 	const char *pn = nt_place_names[p];
 	long off;
-	char *m;
 
-	m = mmap(NULL, lt->len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-	if (m == MAP_FAILED)
+	f->map = mmap(NULL, lt->len, PROT_READ, MAP_SHARED | MAP_POPULATE, f->fd, 0);
+	if (f->map == MAP_FAILED)
 		nt_tap_bail("mapping the file: %s", strerror(errno));
-	if (syncfs(fd))
+	if (syncfs(f->fd))
 		nt_tap_bail("syncfs: %s", strerror(errno));
-	off = nt_pages_per_node(m, npages, page, status, counts);
+	off = nt_pages_per_node(f->map, f->npages, page, f->status, f->counts);
 	if (off)
 		nt_tap_bail("%s: %ld pages of the file not mapped after MAP_POPULATE (%s)", pn, off,
 			    off < 0 ? strerror(-off) : "on no node");
-	nt_tap_diag("%s: %zu pages, %zu node changes between neighbours", pn, npages,
-		    nt_node_changes(status, npages));
-	return m;
+	nt_tap_diag("%s: %zu pages, %zu node changes between neighbours", pn, f->npages,
+		    nt_node_changes(f->status, f->npages));
+}
+
+void nt_lru_file_remove(struct nt_lru_file *f)
+{
+	if (f->map && f->map != MAP_FAILED)
+		munmap(f->map, f->npages * sysconf(_SC_PAGESIZE));
+	close(f->fd);
+	unlink(f->path);
+	free(f->status);
 }
 
 size_t nt_residency_not(const void *addr, size_t npages, bool resident)
@@ -264,23 +273,60 @@ size_t nt_residency_not(const void *addr, size_t npages, bool resident)
 	return n;
 }
 
-static struct nt_ext4 lru_fs;
+static const char *const lru_sum_names[NT_LRU_SUMS] = {
+	[NT_ACTIVE_FILE] = "Active(file)",
+	[NT_INACTIVE_FILE] = "Inactive(file)",
+	[NT_FILE_LRU] = "Active(file) + Inactive(file)",
+	[NT_ANON_LRU] = "Active(anon) + Inactive(anon)",
+};
 
-static void lru_fs_remove(void)
+void nt_lru_read(const struct nt_lru_test *lt, const char *event, struct nt_lru_reading *r)
 {
-	nt_ext4_remove(&lru_fs);
+	static const char *const keys[] = {
+		"Active(file)", "Inactive(file)", "Active(anon)", "Inactive(anon)",
+	};
+	long v[4];
+	int node, k, err;
+
+	memset(r, 0, sizeof(*r));
+	err = nt_drain_all();
+	if (!err)
+		err = nt_stat_refresh();
+	if (err)
+		nt_tap_bail("draining and folding the counters: %s", strerror(-err));
+	nt_mask_for_each(node, &lt->t.online) {
+		for (k = 0; k < 4; k++) {
+			err = nt_node_meminfo_read(node, keys[k], &v[k]);
+			if (err)
+				nt_tap_bail("node %d meminfo %s: %s", node, keys[k], strerror(-err));
+		}
+		r->kb[NT_ACTIVE_FILE][node] = v[0];
+		r->kb[NT_INACTIVE_FILE][node] = v[1];
+		r->kb[NT_FILE_LRU][node] = v[0] + v[1];
+		r->kb[NT_ANON_LRU][node] = v[2] + v[3];
+	}
+	if (event && nt_vmstat_read(event, &r->event))
+		nt_tap_bail("reading %s from /proc/vmstat", event);
 }
 
-const char *nt_lru_ext4(const struct nt_lru_test *lt)
+bool nt_lru_moved(const struct nt_lru_test *lt, const struct nt_lru_reading *now,
+		  const struct nt_lru_reading *base, enum nt_lru_sum sum, int sign,
+		  const long *pages)
 {
-	char why[160];
-	int err;
+	long want[NT_MAX_NODES];
+	int node;
 
-	nt_cleanup_push(lru_fs_remove);
-	err = nt_ext4_make(&lru_fs, 2 * lt->len + (32UL << 20), why, sizeof(why));
-	if (err == -ENODEV || err == -ENOENT)
-		nt_tap_skip_all("no ext4 file system to be had: %s", why);
-	if (err)
-		nt_tap_bail("making an ext4 file system: %s", why);
-	return lru_fs.dir;
+	nt_mask_for_each(node, &lt->t.online)
+		want[node] = sign * pages[node];
+	return nt_nodes_moved(&lt->t.online, now->kb[sum], base->kb[sum], want,
+			      sysconf(_SC_PAGESIZE) / 1024, lru_sum_names[sum]);
+}
+
+int nt_lru_run(void (*run)(enum nt_place p))
+{
+	enum nt_place p;
+
+	for (p = 0; p < NT_PLACES; p++)
+		run(p);
+	return nt_tap_finish();
 }

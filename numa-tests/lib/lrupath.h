@@ -42,14 +42,6 @@ void nt_place_policy(const struct nt_topology *t, enum nt_place p, int node,
 long nt_pages_per_node(const void *start, size_t npages, size_t page_size, int *status,
 		       long counts[NT_MAX_NODES]);
 
-/*
- * The sum of the keys (e.g. "Active(file)", "Inactive(file)") of each node's
- * meminfo, kB, for the nodes in nodes (the others 0), after a stat_refresh:
- * per-CPU deltas would hide up to a threshold of pages per CPU otherwise.
- * 0 or -errno.
- */
-int nt_nodes_meminfo_sum(const struct nt_nodemask *nodes, const char *const *keys, int nkeys,
-			 long kb[NT_MAX_NODES]);
 
 /* Node changes between consecutive pages of status (for a diagnostic). */
 size_t nt_node_changes(const int *status, size_t npages);
@@ -101,35 +93,80 @@ int *nt_lru_area(const struct nt_lru_test *lt, enum nt_place p, struct nt_area *
 		 unsigned long seed, long counts[NT_MAX_NODES]);
 
 /*
- * Page-cache files (on an ext4 of the test's own, lib/ext4.h), a pattern
- * that differs per page and per placement. nt_lru_file_write(): creates
- * path (O_NOATIME: no atime update commits a journal block into the page
- * cache between two readings of a counter), writes lt->len with
- * placement p's policy as the task's (page cache follows the task's
- * policy), fsync()s it (clean), and returns the fd; bails out on errors.
+ * An ext4 file system for the files below (room for two of lt->len),
+ * removed again whichever way the test ends; the plan skipped, with the
+ * reason, where the kernel or the root file system cannot make one. Call
+ * before planning.
  */
-int nt_lru_file_write(const struct nt_lru_test *lt, enum nt_place p, const char *path);
+void nt_lru_ext4(const struct nt_lru_test *lt);
+
+/* A page-cache file of lt->len on that file system, one per placement. */
+struct nt_lru_file {
+	char path[128];
+	int fd;
+	size_t npages;
+	char *map;			/* after nt_lru_file_map() */
+	int *status;			/* each page's node, after nt_lru_file_map() */
+	long counts[NT_MAX_NODES];	/* pages on each node, likewise */
+};
 
 /*
- * An ext4 file system for the files (room for two of lt->len), removed
- * again whichever way the test ends; the plan skipped, with the reason,
- * where the kernel or the root file system cannot make one. Returns its
- * mount point. Call before planning.
+ * Creates the file of placement p (O_NOATIME: no atime update commits a
+ * journal block into the page cache between two readings of a counter),
+ * writes it with p's policy as the task's (page cache follows the task's
+ * policy) and a pattern that differs per page and placement, and fsync()s
+ * it: clean. Bails out on errors.
  */
-const char *nt_lru_ext4(const struct nt_lru_test *lt);
+void nt_lru_file_write(const struct nt_lru_test *lt, enum nt_place p, struct nt_lru_file *f);
 
 /* Reads the file back with pread() a page at a time: the pages that differ. */
-size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p, int fd);
+size_t nt_lru_file_bad(const struct nt_lru_test *lt, enum nt_place p,
+		       const struct nt_lru_file *f);
 
 /*
  * Maps the file PROT_READ, MAP_SHARED | MAP_POPULATE (mapped once, by
  * this process), syncs its file system (nothing left for the journal to
- * commit), and gives each page's node and the pages on each node as
- * nt_lru_area(). Bails out unless every page is mapped.
+ * commit), and finds where each page is, as nt_lru_area(). Bails out
+ * unless every page is mapped.
  */
-char *nt_lru_file_map(const struct nt_lru_test *lt, enum nt_place p, int fd, int *status,
-		      long counts[NT_MAX_NODES]);
+void nt_lru_file_map(const struct nt_lru_test *lt, enum nt_place p, struct nt_lru_file *f);
+
+/* Unmaps, closes and removes the file. */
+void nt_lru_file_remove(struct nt_lru_file *f);
 
 /* Pages of the mapping whose mincore() residency is not resident, naming the first few. */
 size_t nt_residency_not(const void *addr, size_t npages, bool resident);
+
+/* LRU list sizes of a node, from its meminfo (Documentation/filesystems/proc.rst). */
+enum nt_lru_sum {
+	NT_ACTIVE_FILE,		/* Active(file) */
+	NT_INACTIVE_FILE,	/* Inactive(file) */
+	NT_FILE_LRU,		/* Active(file) + Inactive(file) */
+	NT_ANON_LRU,		/* Active(anon) + Inactive(anon) */
+	NT_LRU_SUMS
+};
+
+struct nt_lru_reading {
+	long kb[NT_LRU_SUMS][NT_MAX_NODES];	/* each online node's, kB */
+	long event;				/* the /proc/vmstat event asked for */
+};
+
+/*
+ * Drains every CPU's batches (nt_drain_all()), folds the per-CPU vmstat
+ * deltas (stat_refresh: node meminfo would be off by up to a threshold of
+ * pages per CPU otherwise), then reads every sum for each online node and
+ * the event (NULL: none) from /proc/vmstat. Bails out on errors.
+ */
+void nt_lru_read(const struct nt_lru_test *lt, const char *event, struct nt_lru_reading *r);
+
+/*
+ * Whether each online node's sum moved from base to now by sign *
+ * pages[node] pages, saying which node is off and by how much.
+ */
+bool nt_lru_moved(const struct nt_lru_test *lt, const struct nt_lru_reading *now,
+		  const struct nt_lru_reading *base, enum nt_lru_sum sum, int sign,
+		  const long *pages);
+
+/* Runs run() for each placement and ends the test (nt_tap_finish()). */
+int nt_lru_run(void (*run)(enum nt_place p));
 #endif
