@@ -12,13 +12,15 @@
  * - madvise(2): MADV_COLD "Deactivate a given range of pages ... This is a
  *   nondestructive operation": the pages stay resident;
  * - Documentation/admin-guide/cgroup-v2.rst, memory.stat: pgdeactivate
- *   "Amount of pages moved to the inactive LRU list", the same event as
- *   /proc/vmstat's: up by the file's pages, which were all active;
+ *   "Amount of pages moved to the inactive LRU list": up by the file's
+ *   pages, which were all active;
  * - Documentation/admin-guide/mm/pagemap.rst: KPF_ACTIVE "The page is in
  *   the active LRU list", KPF_LRU "in one of the LRU lists": every page
  *   on an LRU list, none on the active one;
- * - each node's Active(file) down and Inactive(file) up by the file's
- *   pages on it (node meminfo after stat_refresh).
+ * - each node's active_file down and inactive_file up by the file's
+ *   pages on it.
+ * The counts are the test's memory cgroup's (memory.stat, and
+ * memory.numa_stat per node: lib/lrupath.h).
  * That every page is active before MADV_COLD is checked too: the other
  * checks mean nothing without it.
  * On the multi-gen LRU the active and inactive lists are a view of
@@ -89,8 +91,8 @@ static void run(enum nt_place p)
 	if (lt.lru_gen) {
 		lru_gen_skip(pn, "pgdeactivate up by the file's pages");
 		lru_gen_skip(pn, "every page on an LRU list, none active (kpageflags)");
-		lru_gen_skip(pn, "each node's Active(file) down by the file's pages on it");
-		lru_gen_skip(pn, "each node's Inactive(file) up by the file's pages on it");
+		lru_gen_skip(pn, "each node's active_file down by the file's pages on it (memory.numa_stat)");
+		lru_gen_skip(pn, "each node's inactive_file up by the file's pages on it (memory.numa_stat)");
 		goto out;
 	}
 	if (r1.event - r0.event != (long)f.npages)
@@ -102,9 +104,9 @@ static void run(enum nt_place p)
 		nt_tap_bail("kpageflags: %s", strerror(-bad));
 	nt_tap_result(!bad, "%s: every page on an LRU list, none active (kpageflags)", pn);
 	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_ACTIVE_FILE, -1, f.counts),
-		      "%s: each node's Active(file) down by the file's pages on it", pn);
+		      "%s: each node's active_file down by the file's pages on it (memory.numa_stat)", pn);
 	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_INACTIVE_FILE, 1, f.counts),
-		      "%s: each node's Inactive(file) up by the file's pages on it", pn);
+		      "%s: each node's inactive_file up by the file's pages on it (memory.numa_stat)", pn);
 out:
 	nt_lru_file_remove(&f);
 }

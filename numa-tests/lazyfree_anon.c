@@ -9,8 +9,8 @@
  * - madvise(2): MADV_FREE applies to private anonymous pages; "the freeing
  *   could be delayed until memory pressure occurs": the pages stay.
  * - Documentation/admin-guide/cgroup-v2.rst, memory.stat: pglazyfree
- *   "Amount of pages postponed to be freed under memory pressure", the
- *   same event as /proc/vmstat's pglazyfree: up by the area's pages.
+ *   "Amount of pages postponed to be freed under memory pressure": up by
+ *   the area's pages.
  * - Documentation/filesystems/proc.rst: smaps LazyFree "shows the amount
  *   of memory which is marked by madvise(MADV_FREE)", which "might be
  *   lower than the real value due to optimizations": the per-CPU batch,
@@ -20,9 +20,10 @@
  *   same): it "moves @folio to the inactive file list". So every page is on
  *   an LRU list and not swap-backed (pagemap.rst: KPF_LRU, KPF_SWAPBACKED;
  *   the file lists hold the pages that are not), not on the active list
- *   (KPF_ACTIVE), and each node's Inactive(file) is up, and its anon lists
- *   (Active(anon) + Inactive(anon)) down, by the area's pages on it (node
- *   meminfo after stat_refresh).
+ *   (KPF_ACTIVE), and each node's inactive_file is up, and its
+ *   active_anon + inactive_anon down, by the area's pages on it.
+ * The counts are the test's memory cgroup's (memory.stat, and
+ * memory.numa_stat per node: lib/lrupath.h).
  * On the multi-gen LRU the active and inactive lists are a view of
  * generations: the two checks that name them are skipped there.
  *
@@ -85,7 +86,7 @@ static void run(enum nt_place p)
 		nt_tap_skip("multi-gen LRU: active is a generation, not a list",
 			    "%s: no page on the active list (kpageflags)", pn);
 		nt_tap_skip("multi-gen LRU: inactive is a generation, not a list",
-			    "%s: each node's Inactive(file) up by the area's pages on it", pn);
+			    "%s: each node's inactive_file up by the area's pages on it (memory.numa_stat)", pn);
 	} else {
 		bad = nt_pages_flags_not(a.addr, a.npages, a.page_size, NT_KPF(NT_KPF_ACTIVE), 0,
 					 "inactive");
@@ -93,10 +94,10 @@ static void run(enum nt_place p)
 			nt_tap_bail("kpageflags: %s", strerror(-bad));
 		nt_tap_result(!bad, "%s: no page on the active list (kpageflags)", pn);
 		nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_INACTIVE_FILE, 1, counts),
-			      "%s: each node's Inactive(file) up by the area's pages on it", pn);
+			      "%s: each node's inactive_file up by the area's pages on it (memory.numa_stat)", pn);
 	}
 	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_ANON_LRU, -1, counts),
-		      "%s: each node's anon LRU down by the area's pages on it", pn);
+		      "%s: each node's active_anon + inactive_anon down by the area's pages on it (memory.numa_stat)", pn);
 	nt_area_unmap(&a);
 	free(status);
 }

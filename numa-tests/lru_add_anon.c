@@ -13,9 +13,9 @@
  *   list is deferred until the folio_batch is drained", and
  *   Documentation/admin-guide/mm/pagemap.rst, KPF_LRU "The page is in one
  *   of the LRU lists": every page KPF_LRU;
- * - Documentation/filesystems/proc.rst, Active(anon) and Inactive(anon):
- *   the anonymous memory on the LRU lists, so each node's sum is up by the
- *   area's pages on that node (node meminfo after stat_refresh).
+ * - Documentation/admin-guide/cgroup-v2.rst, memory.numa_stat of the
+ *   test's memory cgroup, which the new pages are charged to: each node's
+ *   active_anon + inactive_anon up by the area's pages on that node.
  * The area's policy is the VMA's (mbind) for a first touch and the task's
  * (set_mempolicy) for MAP_POPULATE, which faults inside mmap(); an
  * anonymous VMA interleaves by page offset under either.
@@ -96,7 +96,7 @@ static void run(enum nt_place p, enum way w)
 	nt_tap_result(!bad, "%s, %s: every page on an LRU list after a drain (kpageflags)", pn,
 		      wn);
 	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_ANON_LRU, 1, counts),
-		      "%s, %s: each node's anon LRU up by the area's pages on it", pn, wn);
+		      "%s, %s: each node's active_anon + inactive_anon up by the area's pages on it (memory.numa_stat)", pn, wn);
 	nt_area_unmap(&a);
 	free(status);
 }

@@ -17,9 +17,10 @@
  * - madvise() returned 0;
  * - mincore(2) says no page of the file is resident ("the pages ... are
  *   resident in (RAM)", page-cache residency for a file mapping);
- * - each node's file LRU lists (Active(file) + Inactive(file) of its
- *   meminfo, Documentation/filesystems/proc.rst, read after stat_refresh,
- *   admin-guide/sysctl/vm.rst) are down by the file's pages on that node;
+ * - each node's active_file + inactive_file in the test's memory cgroup
+ *   (memory.numa_stat, Documentation/admin-guide/cgroup-v2.rst: the file
+ *   was written by the test, so charged to it) are down by the file's
+ *   pages on that node;
  * - the file still reads back as written (a clean page dropped, not lost).
  *
  * The file is opened O_NOATIME and the file system synced before the
@@ -70,7 +71,7 @@ static void run(enum nt_place p)
 		      "%s: no page of the file resident after MADV_PAGEOUT (mincore)", pn);
 	nt_lru_read(&lt, NULL, &now);
 	nt_tap_result(nt_lru_moved(&lt, &now, &base, NT_FILE_LRU, -1, f.counts),
-		      "%s: each node's file LRU down by the file's pages on it", pn);
+		      "%s: each node's active_file + inactive_file down by the file's pages on it (memory.numa_stat)", pn);
 	nt_tap_result(nt_lru_file_bad(&lt, p, &f) == 0, "%s: the file reads back as written", pn);
 
 	nt_lru_file_remove(&f);

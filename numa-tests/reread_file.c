@@ -12,12 +12,14 @@
  * a page written once and read twice ends on the active list, whether the
  * write referenced it or not. With every CPU drained after the reads:
  * - Documentation/admin-guide/cgroup-v2.rst, memory.stat: pgactivate
- *   "Amount of pages moved to the active LRU list", the same event as
- *   /proc/vmstat's: up by the file's pages;
+ *   "Amount of pages moved to the active LRU list": up by the file's
+ *   pages;
  * - Documentation/admin-guide/mm/pagemap.rst: every page KPF_LRU and
  *   KPF_ACTIVE ("The page is in the active LRU list");
- * - each node's Active(file) up and Inactive(file) down by the file's
- *   pages on it (node meminfo after stat_refresh).
+ * - each node's active_file up and inactive_file down by the file's
+ *   pages on it.
+ * The counts are the test's memory cgroup's (memory.stat, and
+ * memory.numa_stat per node: lib/lrupath.h).
  * On the multi-gen LRU reads only add to a page's generation references,
  * and active is a generation: every check is skipped there.
  *
@@ -65,8 +67,8 @@ static void run(enum nt_place p)
 
 		nt_tap_skip(why, "%s: pgactivate up by the file's pages", pn);
 		nt_tap_skip(why, "%s: every page on the active LRU list (kpageflags)", pn);
-		nt_tap_skip(why, "%s: each node's Active(file) up by the file's pages on it", pn);
-		nt_tap_skip(why, "%s: each node's Inactive(file) down by the file's pages on it", pn);
+		nt_tap_skip(why, "%s: each node's active_file up by the file's pages on it (memory.numa_stat)", pn);
+		nt_tap_skip(why, "%s: each node's inactive_file down by the file's pages on it (memory.numa_stat)", pn);
 		goto out;
 	}
 	if (r1.event - r0.event != (long)f.npages)
@@ -77,9 +79,9 @@ static void run(enum nt_place p)
 		nt_tap_bail("kpageflags: %s", strerror(-bad));
 	nt_tap_result(!bad, "%s: every page on the active LRU list (kpageflags)", pn);
 	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_ACTIVE_FILE, 1, f.counts),
-		      "%s: each node's Active(file) up by the file's pages on it", pn);
+		      "%s: each node's active_file up by the file's pages on it (memory.numa_stat)", pn);
 	nt_tap_result(nt_lru_moved(&lt, &r1, &r0, NT_INACTIVE_FILE, -1, f.counts),
-		      "%s: each node's Inactive(file) down by the file's pages on it", pn);
+		      "%s: each node's inactive_file down by the file's pages on it (memory.numa_stat)", pn);
 out:
 	nt_lru_file_remove(&f);
 }

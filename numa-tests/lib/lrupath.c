@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "counters.h"
 #include "ext4.h"
 #include "harness.h"
@@ -109,6 +110,9 @@ void nt_lru_start(struct nt_lru_test *lt, int argc, char **argv, size_t def)
 	lt->home = nt_memory_node_with_cpus(&lt->t);
 	if (lt->home < 0)
 		nt_tap_skip_all("no memory node with CPUs this task may use");
+	nt_scratch_start(true);
+	lt->memcg = nt_scratch_create("nt-lru-%d", getpid());
+	nt_scratch_enter(lt->memcg);
 	lt->cpu = nt_pin_cpu(lt->home, &saved);
 	if (lt->cpu < 0)
 		nt_tap_bail("pinning to a CPU of node %d: %s", lt->home, strerror(-lt->cpu));
@@ -274,39 +278,45 @@ size_t nt_residency_not(const void *addr, size_t npages, bool resident)
 }
 
 static const char *const lru_sum_names[NT_LRU_SUMS] = {
-	[NT_ACTIVE_FILE] = "Active(file)",
-	[NT_INACTIVE_FILE] = "Inactive(file)",
-	[NT_FILE_LRU] = "Active(file) + Inactive(file)",
-	[NT_ANON_LRU] = "Active(anon) + Inactive(anon)",
+	[NT_ACTIVE_FILE] = "memory.numa_stat active_file",
+	[NT_INACTIVE_FILE] = "memory.numa_stat inactive_file",
+	[NT_FILE_LRU] = "memory.numa_stat active_file + inactive_file",
+	[NT_ANON_LRU] = "memory.numa_stat active_anon + inactive_anon",
+	[NT_ANON] = "memory.numa_stat anon",
 };
 
 void nt_lru_read(const struct nt_lru_test *lt, const char *event, struct nt_lru_reading *r)
 {
 	static const char *const keys[] = {
-		"Active(file)", "Inactive(file)", "Active(anon)", "Inactive(anon)",
+		"active_file", "inactive_file", "active_anon", "inactive_anon", "anon",
 	};
-	long v[4];
+	long v[5][NT_MAX_NODES];
 	int node, k, err;
 
 	memset(r, 0, sizeof(*r));
 	err = nt_drain_all();
 	if (!err)
-		err = nt_stat_refresh();
+		err = nt_cgroup_flush(lt->memcg);
 	if (err)
 		nt_tap_bail("draining and folding the counters: %s", strerror(-err));
-	nt_mask_for_each(node, &lt->t.online) {
-		for (k = 0; k < 4; k++) {
-			err = nt_node_meminfo_read(node, keys[k], &v[k]);
-			if (err)
-				nt_tap_bail("node %d meminfo %s: %s", node, keys[k], strerror(-err));
-		}
-		r->kb[NT_ACTIVE_FILE][node] = v[0];
-		r->kb[NT_INACTIVE_FILE][node] = v[1];
-		r->kb[NT_FILE_LRU][node] = v[0] + v[1];
-		r->kb[NT_ANON_LRU][node] = v[2] + v[3];
+	for (k = 0; k < 5; k++) {
+		err = nt_cgroup_numa_stat(lt->memcg, keys[k], v[k]);
+		if (err)
+			nt_tap_bail("%s memory.numa_stat %s: %s", lt->memcg, keys[k],
+				    strerror(-err));
 	}
-	if (event && nt_vmstat_read(event, &r->event))
-		nt_tap_bail("reading %s from /proc/vmstat", event);
+	nt_mask_for_each(node, &lt->t.online) {
+		r->kb[NT_ACTIVE_FILE][node] = v[0][node] >> 10;
+		r->kb[NT_INACTIVE_FILE][node] = v[1][node] >> 10;
+		r->kb[NT_FILE_LRU][node] = (v[0][node] + v[1][node]) >> 10;
+		r->kb[NT_ANON_LRU][node] = (v[2][node] + v[3][node]) >> 10;
+		r->kb[NT_ANON][node] = v[4][node] >> 10;
+	}
+	if (event) {
+		err = nt_cgroup_stat(lt->memcg, "memory.stat", event, &r->event);
+		if (err)
+			nt_tap_bail("%s memory.stat %s: %s", lt->memcg, event, strerror(-err));
+	}
 }
 
 bool nt_lru_moved(const struct nt_lru_test *lt, const struct nt_lru_reading *now,

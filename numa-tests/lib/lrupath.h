@@ -65,6 +65,7 @@ bool nt_lru_gen_enabled(void);
 /* What every test of a batched path starts from. */
 struct nt_lru_test {
 	struct nt_topology t;
+	const char *memcg;	/* the test's scratch memory cgroup */
 	size_t len;		/* the area's size (-s SIZE) */
 	int home;		/* the bound node, and the node of the CPU the test runs on */
 	int cpu;		/* the one CPU it runs on */
@@ -73,10 +74,16 @@ struct nt_lru_test {
 
 /*
  * nt_lk_start() (root, libnuma, the topology, -s SIZE with default def),
- * the home node (the plan skipped where no memory node has CPUs), and the
- * task pinned to one CPU of it: the per-CPU batches the test fills are that
- * CPU's, and the ones an operation drains before it starts (its own CPU's
- * only) hold every page it queued.
+ * the home node (the plan skipped where no memory node has CPUs), the task
+ * moved into a scratch memory cgroup of its own (the plan skipped without
+ * the memory controller), and pinned to one CPU of the home node: the
+ * per-CPU batches the test fills are that CPU's, and the ones an operation
+ * drains before it starts (its own CPU's only) hold every page it queued.
+ *
+ * The cgroup is what makes the counts exact: its memory.numa_stat counts
+ * only the pages charged to it, the test's, where node meminfo moves with
+ * every process of the machine (the test runner reading the test's output
+ * allocates memory while the test counts).
  */
 void nt_lru_start(struct nt_lru_test *lt, int argc, char **argv, size_t def);
 
@@ -137,25 +144,32 @@ void nt_lru_file_remove(struct nt_lru_file *f);
 /* Pages of the mapping whose mincore() residency is not resident, naming the first few. */
 size_t nt_residency_not(const void *addr, size_t npages, bool resident);
 
-/* LRU list sizes of a node, from its meminfo (Documentation/filesystems/proc.rst). */
+/*
+ * The test cgroup's memory per node (memory.numa_stat,
+ * Documentation/admin-guide/cgroup-v2.rst: "breaks down the cgroup's
+ * memory footprint into different types of memory ... per node basis",
+ * the keys of memory.stat).
+ */
 enum nt_lru_sum {
-	NT_ACTIVE_FILE,		/* Active(file) */
-	NT_INACTIVE_FILE,	/* Inactive(file) */
-	NT_FILE_LRU,		/* Active(file) + Inactive(file) */
-	NT_ANON_LRU,		/* Active(anon) + Inactive(anon) */
+	NT_ACTIVE_FILE,		/* active_file */
+	NT_INACTIVE_FILE,	/* inactive_file */
+	NT_FILE_LRU,		/* active_file + inactive_file */
+	NT_ANON_LRU,		/* active_anon + inactive_anon */
+	NT_ANON,		/* anon: "Amount of memory used in anonymous mappings" */
 	NT_LRU_SUMS
 };
 
 struct nt_lru_reading {
 	long kb[NT_LRU_SUMS][NT_MAX_NODES];	/* each online node's, kB */
-	long event;				/* the /proc/vmstat event asked for */
+	long event;				/* the memory.stat event asked for */
 };
 
 /*
- * Drains every CPU's batches (nt_drain_all()), folds the per-CPU vmstat
- * deltas (stat_refresh: node meminfo would be off by up to a threshold of
- * pages per CPU otherwise), then reads every sum for each online node and
- * the event (NULL: none) from /proc/vmstat. Bails out on errors.
+ * Drains every CPU's batches (nt_drain_all()), folds the cgroup's per-CPU
+ * statistics (nt_cgroup_flush(): memory.stat is folded only past a
+ * threshold otherwise), then reads every sum for each online node from its
+ * memory.numa_stat and the event (NULL: none; "pgactivate", "pgdeactivate",
+ * "pglazyfree": cgroup-v2.rst) from its memory.stat. Bails out on errors.
  */
 void nt_lru_read(const struct nt_lru_test *lt, const char *event, struct nt_lru_reading *r);
 
