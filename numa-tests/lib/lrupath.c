@@ -102,6 +102,21 @@ bool nt_lru_gen_enabled(void)
 	return caps & 1;
 }
 
+/*
+ * Faults in the stack a test will use, so that no stack page is first
+ * touched, and charged to the test's cgroup, between two readings: where
+ * the deepest call lands depends on where the stack starts in its page,
+ * which ASLR moves from run to run.
+ */
+static void __attribute__((noinline)) stack_prefault(void)
+{
+	volatile char room[256 << 10];
+	size_t i;
+
+	for (i = 0; i < sizeof(room); i += 1024)
+		room[i] = 0;
+}
+
 void nt_lru_start(struct nt_lru_test *lt, int argc, char **argv, size_t def)
 {
 	cpu_set_t saved;
@@ -112,6 +127,7 @@ void nt_lru_start(struct nt_lru_test *lt, int argc, char **argv, size_t def)
 		nt_tap_skip_all("no memory node with CPUs this task may use");
 	nt_scratch_start(true);
 	lt->memcg = nt_scratch_create("nt-lru-%d", getpid());
+	stack_prefault();
 	nt_scratch_enter(lt->memcg);
 	lt->cpu = nt_pin_cpu(lt->home, &saved);
 	if (lt->cpu < 0)
