@@ -166,10 +166,11 @@ struct nt_lru_reading {
 
 /*
  * Drains every CPU's batches (nt_drain_all()), folds the cgroup's per-CPU
- * statistics (nt_cgroup_flush(): memory.stat is folded only past a
- * threshold otherwise), then reads every sum for each online node from its
- * memory.numa_stat and the event (NULL: none; "pgactivate", "pgdeactivate",
- * "pglazyfree": cgroup-v2.rst) from its memory.stat. Bails out on errors.
+ * statistics (by reading its cpu.stat, as nt_cgroup_flush() does:
+ * memory.stat is folded only past a threshold otherwise), then reads every
+ * sum for each online node from its memory.numa_stat and the event (NULL:
+ * none; "pgactivate", "pgdeactivate", "pglazyfree": cgroup-v2.rst) from
+ * its memory.stat. Allocates nothing (see lrupath.c). Bails out on errors.
  */
 void nt_lru_read(const struct nt_lru_test *lt, const char *event, struct nt_lru_reading *r);
 
