@@ -17,7 +17,9 @@
 
 /* Bit numbers of include/uapi/linux/kernel-page-flags.h. */
 #define NT_KPF_LRU		5
+#define NT_KPF_ACTIVE		6
 #define NT_KPF_ANON		12
+#define NT_KPF_SWAPBACKED	14
 #define NT_KPF_COMPOUND_HEAD	15
 #define NT_KPF_COMPOUND_TAIL	16
 #define NT_KPF_HUGE		17
