@@ -12,7 +12,6 @@ section: one table of penalties, ranked, and one plot of penalty against
 nodes. docs/atlas.md says what each path is in the kernel.
 """
 
-import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
