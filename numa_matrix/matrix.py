@@ -211,7 +211,13 @@ def parse_selection(sel: Selection, params: RunParams, rundir=None):
                              params.flavour)
     topos = select_topologies(sel.topologies or (",".join(atlas.TOPOLOGIES)
                                                  if sel.atlas else None), rundir)
-    return kernels, topos, select_scenarios(sel, params)
+    scenarios = select_scenarios(sel, params)
+    machines = {t: topology.load(path) for t, path in topos.items()}
+    if not any(applies(SCENARIOS[s], m) for s in scenarios
+               for m in machines.values()):
+        raise UsageError(f"no cell to run: {', '.join(scenarios)} need two "
+                         f"memory nodes, and {', '.join(topos)} have one")
+    return kernels, topos, scenarios
 
 
 # ---------------------------------------------------------------- running

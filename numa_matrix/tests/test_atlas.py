@@ -18,6 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
 from numa_matrix import QEMU_TOPOLOGIES, atlas, matrix  # noqa: E402
 from numa_matrix import report as rp  # noqa: E402
 from numa_matrix import rundir as rd  # noqa: E402
+from numa_matrix.errors import UsageError  # noqa: E402
+from numa_matrix.types import RunParams, Selection  # noqa: E402
 
 # {path: (bound, interleaved)} seconds per iteration of 16384 pages.
 FIGURES = {"move": (0.100, 0.120), "dontneed": (0.010, 0.0105),
@@ -87,6 +89,17 @@ class Scenarios(unittest.TestCase):
         self.assertNotIn("move-bind", on_1node)
         self.assertIn("dontneed", on_1node)
         self.assertIn(("a", "2node", "move"), cells)
+
+
+    def test_a_selection_with_no_cell_is_refused(self):
+        params = RunParams(bench="/b/numa-tests/bench/timedmunlock")
+        with self.assertRaisesRegex(UsageError, "no cell to run: move, "
+                                    "move-bind need two memory nodes"):
+            matrix.parse_selection(Selection("baseline", "1node",
+                                             "move,move-bind"), params)
+        _, topos, _ = matrix.parse_selection(
+            Selection("baseline", "1node,2node", "move"), params)
+        self.assertEqual(list(topos), ["1node", "2node"])
 
 
 class Table(unittest.TestCase):
