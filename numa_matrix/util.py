@@ -144,8 +144,10 @@ def run_child(cmd, input=None, **kw) -> subprocess.CompletedProcess:
     if input is not None:
         kw["stdin"] = subprocess.PIPE
     check = kw.pop("check", False)
-    proc = subprocess.Popen(cmd, **kw)
+    # Started and recorded under the lock: a stop_children() from another
+    # thread in between would miss a child that is already running.
     with _children_lock:
+        proc = subprocess.Popen(cmd, **kw)
         _children.add(proc)
     try:
         out, err = proc.communicate(input)
