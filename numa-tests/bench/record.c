@@ -10,14 +10,17 @@
 static const char *model_file;
 static unsigned long long model_region;
 
-/* The last record in the model's file, "" when there is none; -errno. */
-static int model_last(char *last, size_t len)
+/* The last record in the model's file, "" when there is none; -1 and why if unreadable. */
+static int model_last(char *last, size_t len, char *why, size_t wlen)
 {
 	char line[2048];
 	FILE *f = fopen(model_file, "r");
 
-	if (!f)
-		return -errno;
+	if (!f) {
+		snprintf(why, wlen, "cannot read the cost model's records %s: %s", model_file,
+			 strerror(errno));
+		return -1;
+	}
 	last[0] = 0;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "region=", 7))
@@ -29,17 +32,12 @@ static int model_last(char *last, size_t len)
 int bench_model_start(char *why, size_t len)
 {
 	char last[2048];
-	int err;
 
 	model_file = getenv("NUMA_MATRIX_MODEL");
 	if (!model_file)
 		return 0;
-	err = model_last(last, sizeof(last));
-	if (err) {
-		snprintf(why, len, "cannot read the cost model's records %s: %s", model_file,
-			 strerror(-err));
+	if (model_last(last, sizeof(last), why, len))
 		return -1;
-	}
 	if (last[0] && sscanf(last, "region=%llu", &model_region) != 1) {
 		snprintf(why, len, "%s: a record without a region number: %.200s", model_file,
 			 last);
@@ -52,16 +50,11 @@ int bench_model_print(unsigned int it, char *why, size_t len)
 {
 	unsigned long long region = 0;
 	char last[2048], *counts;
-	int err;
 
 	if (!model_file)
 		return 0;
-	err = model_last(last, sizeof(last));
-	if (err) {
-		snprintf(why, len, "cannot read the cost model's records %s: %s", model_file,
-			 strerror(-err));
+	if (model_last(last, sizeof(last), why, len))
 		return -1;
-	}
 	counts = strstr(last, " insns=");
 	if (sscanf(last, "region=%llu", &region) != 1 || region != model_region + 1 ||
 	    !counts) {
