@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "record.h"
 
@@ -130,4 +133,44 @@ void bench_summary(const char *op, unsigned int iterations, const double *secs,
 		sq += (secs[i] - mean) * (secs[i] - mean);
 	printf("# summary op=%s iterations=%u samples=%u min=%.9f mean=%.9f max=%.9f "
 	       "stddev=%.9f\n", op, iterations, n, min, mean, max, sqrt(sq / n));
+}
+
+void *bench_workers_shared(size_t len, unsigned int n, pid_t **pids, char *why,
+			   size_t wlen)
+{
+	void *sh;
+
+	if (getpgrp() != getpid() && setpgid(0, 0)) {
+		snprintf(why, wlen, "setpgid: %s", strerror(errno));
+		return NULL;
+	}
+	sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	*pids = calloc(n, sizeof(**pids));
+	if (sh == MAP_FAILED || !*pids) {
+		snprintf(why, wlen, "out of memory");
+		return NULL;
+	}
+	return sh;
+}
+
+void bench_barrier_shared(pthread_barrier_t *b, unsigned int parties)
+{
+	pthread_barrierattr_t attr;
+
+	pthread_barrierattr_init(&attr);
+	pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_barrier_init(b, &attr, parties);
+	pthread_barrierattr_destroy(&attr);
+}
+
+unsigned int bench_workers_wait(const pid_t *pids, unsigned int n)
+{
+	unsigned int w, failed = 0;
+	int status;
+
+	for (w = 0; w < n; w++)
+		if (waitpid(pids[w], &status, 0) != pids[w] || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			failed++;
+	return failed;
 }

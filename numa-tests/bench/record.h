@@ -8,7 +8,9 @@
 #define BENCH_RECORD_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Under run-guest --clock model, NUMA_MATRIX_MODEL names the records file.
@@ -39,5 +41,17 @@ void bench_vmstat_print(unsigned int it, const struct bench_vmstat *a,
 /* The "# summary op=... min= mean= max= stddev=" line of n figures. */
 void bench_summary(const char *op, unsigned int iterations, const double *secs,
 		   unsigned int n);
+
+/*
+ * --processes: len bytes of zeroed memory shared with the n workers to be
+ * forked, in a process group of their own (a failing worker signals its
+ * group), and room for their pids. NULL and why filled in on failure.
+ */
+void *bench_workers_shared(size_t len, unsigned int n, pid_t **pids, char *why,
+			   size_t wlen);
+/* A barrier in that memory for parties processes. */
+void bench_barrier_shared(pthread_barrier_t *b, unsigned int parties);
+/* Waits for n workers; how many did not exit 0. */
+unsigned int bench_workers_wait(const pid_t *pids, unsigned int n);
 
 #endif

@@ -903,24 +903,17 @@ static void worker(unsigned int w)
 static void run_processes(double *secs, const long mlocked_before[NT_MAX_NODES])
 {
 	size_t len = sizeof(*sh) + sizeof(double) * opt.iterations * opt.processes;
-	unsigned int w, it, failed = 0;
-	pthread_barrierattr_t attr;
+	unsigned int w, it, failed;
 	pid_t *pids;
-	int status;
+	char why[256];
 
-	/* die() in a worker signals its process group: make it ours alone. */
-	if (getpgrp() != getpid() && setpgid(0, 0))
-		die("setpgid: %s", strerror(errno));
-	sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	pids = calloc(opt.processes, sizeof(*pids));
-	if (sh == MAP_FAILED || !pids)
-		die("out of memory");
-	pthread_barrierattr_init(&attr);
-	pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-	pthread_barrier_init(&sh->mapped, &attr, opt.processes + 1);
-	pthread_barrier_init(&sh->go, &attr, opt.processes + 1);
-	pthread_barrier_init(&sh->done, &attr, opt.processes + 1);
-	pthread_barrier_init(&sh->checked, &attr, opt.processes + 1);
+	sh = bench_workers_shared(len, opt.processes, &pids, why, sizeof(why));
+	if (!sh)
+		die("%s", why);
+	bench_barrier_shared(&sh->mapped, opt.processes + 1);
+	bench_barrier_shared(&sh->go, opt.processes + 1);
+	bench_barrier_shared(&sh->done, opt.processes + 1);
+	bench_barrier_shared(&sh->checked, opt.processes + 1);
 	fflush(stdout);
 	for (w = 0; w < opt.processes; w++) {
 		pids[w] = fork();
@@ -951,10 +944,7 @@ static void run_processes(double *secs, const long mlocked_before[NT_MAX_NODES])
 		fflush(stdout);
 		barrier(&sh->checked);
 	}
-	for (w = 0; w < opt.processes; w++)
-		if (waitpid(pids[w], &status, 0) != pids[w] || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
-			failed++;
+	failed = bench_workers_wait(pids, opt.processes);
 	if (failed)
 		die("%u worker(s) failed", failed);
 	free(pids);
