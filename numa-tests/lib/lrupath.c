@@ -16,6 +16,7 @@
 #include "lrupath.h"
 #include "pageflags.h"
 #include "snapshot.h"
+#include "swap.h"
 #include "placement.h"
 #include "tap.h"
 
@@ -202,6 +203,32 @@ void nt_lru_ext4(const struct nt_lru_test *lt)
 		nt_tap_skip_all("no ext4 file system to be had: %s", why);
 	if (err)
 		nt_tap_bail("making an ext4 file system: %s", why);
+}
+
+static char lru_swapfile[160];
+
+static void lru_swap_off(void)
+{
+	if (lru_swapfile[0] && nt_swap_off(lru_swapfile))
+		fprintf(stderr, "numa-tests: swapoff %s failed\n", lru_swapfile);
+	lru_swapfile[0] = '\0';
+}
+
+void nt_lru_swap(const struct nt_lru_test *lt)
+{
+	char why[160];
+	int err;
+
+	nt_lru_ext4(lt);
+	snprintf(lru_swapfile, sizeof(lru_swapfile), "%s/swapfile", lru_fs.dir);
+	nt_cleanup_push(lru_swap_off);
+	err = nt_swap_on(lru_swapfile, lt->len + (4UL << 20), why, sizeof(why));
+	if (err) {
+		lru_swapfile[0] = '\0';
+		if (err == -ENOSYS)
+			nt_tap_skip_all("no swap in this kernel (CONFIG_SWAP)");
+		nt_tap_bail("a swap file: %s", why);
+	}
 }
 
 void nt_lru_file_write(const struct nt_lru_test *lt, enum nt_place p, struct nt_lru_file *f)

@@ -107,6 +107,14 @@ int *nt_lru_area(const struct nt_lru_test *lt, enum nt_place p, struct nt_area *
  */
 void nt_lru_ext4(const struct nt_lru_test *lt);
 
+/*
+ * nt_lru_ext4(), and a swap file of lt->len and some on it, enabled
+ * (lib/swap.h) and disabled again whichever way the test ends; the plan
+ * skipped where the kernel has no swap (the noswap flavour). Call before
+ * planning.
+ */
+void nt_lru_swap(const struct nt_lru_test *lt);
+
 /* A page-cache file of lt->len on that file system, one per placement. */
 struct nt_lru_file {
 	char path[128];
