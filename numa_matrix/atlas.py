@@ -66,6 +66,11 @@ SCENARIOS: Dict[str, Dict[str, Any]] = {
              "(reclaim_pages)"),
     **_batch("fadvise", "POSIX_FADV_DONTNEED of a mapped ext4 file "
              "(lru_deactivate_file)"),
+    # pgrotated: the pages the writeback's end rotated (lru_move_tail),
+    # which depends on the runs (docs/atlas.md).
+    **_batch("swapout", "MADV_PAGEOUT of populated anonymous memory to a "
+             "swap file, and its writeback (reclaim_pages, lru_move_tail)",
+             vmstat=("pswpout", "pgrotated")),
 }
 
 PATHS: List[Path] = [
@@ -74,6 +79,7 @@ PATHS: List[Path] = [
     Path("release: MADV_DONTNEED", "dontneed", "dontneed-bind"),
     Path("release: truncate memfd", "truncate", "truncate-bind"),
     Path("reclaim: MADV_PAGEOUT", "pageout", "pageout-bind"),
+    Path("reclaim: PAGEOUT to swap", "swapout", "swapout-bind"),
     Path("move_pages", "move", "move-bind"),
     Path("lru_add: populate", "populate", "populate-bind"),
     Path("lazyfree: MADV_FREE", "lazyfree", "lazyfree-bind"),

@@ -225,9 +225,12 @@ def parse_selection(sel: Selection, params: RunParams, rundir=None):
 def bench_command(env, scenario, topo, rundir):
     spec = SCENARIOS[scenario]
     if spec.get("bench") == "timedbatch":
-        return [sibling_bench(env["bench"], "timedbatch"), "--op", spec["op"],
-                "--policy", spec["policy"], "--size", env["size"],
-                "--iterations", str(env["iterations"])]
+        cmd = [sibling_bench(env["bench"], "timedbatch"), "--op", spec["op"],
+               "--policy", spec["policy"], "--size", env["size"],
+               "--iterations", str(env["iterations"])]
+        for prefix in spec.get("vmstat", ()):
+            cmd += ["--vmstat", prefix]
+        return cmd
     cmd = [env["bench"], "--policy", spec["policy"], "--thp", spec["thp"],
            "--op", spec["op"], "--size", env["size"],
            "--iterations", str(env["iterations"])]

@@ -34,10 +34,15 @@
  *   fadvise     posix_fadvise(POSIX_FADV_DONTNEED) of a clean file on ext4
  *               that is mapped, so that no page can be dropped: every page
  *               goes through the lru_deactivate_file batch
+ *   swapout     madvise(MADV_PAGEOUT) of populated anonymous memory, to a
+ *               swap file on ext4, and the wait for its writeback: the
+ *               reclaim_pages() runs, then the lru_move_tail batch that
+ *               rotates each written page (PG_reclaim) to its LRU's tail
  *
- * The ext4 file system (pageout, fadvise) is a loop device over tmpfs made
- * once per run; its image is allocated interleaved over every memory node
- * so that it does not fill the node a bound area is measured on.
+ * The ext4 file system (pageout, fadvise, swapout) is a loop device over
+ * tmpfs made once per run; its image is allocated interleaved over every
+ * memory node so that it does not fill the node a bound area is measured
+ * on. swapout's swap file (lib/swap.h) is on it: the guests have no swap.
  *
  * Placement: every page of a bind policy on one of its nodes; interleaved,
  * the policy's nodes in turn from page to page, exactly. The page cache of
@@ -67,6 +72,7 @@
 #include <getopt.h>
 #include <numaif.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -89,6 +95,7 @@
 #include "nodes.h"
 #include "placement.h"
 #include "record.h"
+#include "swap.h"
 #include "sysfile.h"
 #include "values.h"
 
@@ -107,14 +114,15 @@
 #define KPF_THP		22
 #define PM_PFN_MASK	((1ULL << 55) - 1)
 #define PM_PRESENT	(1ULL << 63)
+#define PM_SWAP		(1ULL << 62)
 #define CHUNK		(1UL << 20)
 
-enum kind { ANON, MEMFD, SYSV, EXT4 };
+enum kind { ANON, MEMFD, SYSV, EXT4, SWAP };
 
 enum op {
 	OP_POPULATE, OP_DONTNEED, OP_LAZYFREE, OP_COLD, OP_REREAD, OP_TRUNCATE,
 	OP_SHM_UNLOCK, OP_MOVE, OP_MBIND_MOVE, OP_COLLAPSE, OP_PAGEOUT, OP_FADVISE,
-	NR_OPS
+	OP_SWAPOUT, NR_OPS
 };
 
 static const struct {
@@ -134,6 +142,7 @@ static const struct {
 	[OP_COLLAPSE] = { "collapse", ANON },
 	[OP_PAGEOUT] = { "pageout", EXT4 },
 	[OP_FADVISE] = { "fadvise", EXT4 },
+	[OP_SWAPOUT] = { "swapout", SWAP },
 };
 
 static struct {
@@ -151,6 +160,7 @@ static size_t page_size;
 static struct nt_nodemask memory_nodes;
 static struct nt_ext4 fs;
 static bool fs_ours;
+static char swapfile[96];
 static char thp_saved[32];
 static bool in_worker;
 
@@ -170,6 +180,9 @@ static void cleanup(void)
 {
 	if (thp_saved[0] && nt_file_write(THP_ENABLED, thp_saved) == 0)
 		thp_saved[0] = 0;
+	if (swapfile[0] && nt_swap_off(swapfile))
+		fprintf(stderr, "timedbatch: swapoff %s failed\n", swapfile);
+	swapfile[0] = 0;
 	if (fs_ours)
 		nt_ext4_remove(&fs);
 }
@@ -510,6 +523,52 @@ static size_t huge_ranges(const char *addr, size_t len)
 	return n;
 }
 
+/* Pages of [addr, addr + len) whose entry is a swap entry, by pagemap. */
+static size_t swapped(const char *addr, size_t len)
+{
+	size_t npages = len / page_size, i, n = 0;
+	uint64_t *pm = malloc(npages * sizeof(*pm));
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (!pm || fd < 0)
+		die("reading /proc/self/pagemap: %s", pm ? strerror(errno) : "out of memory");
+	if (pread(fd, pm, npages * 8, (uintptr_t)addr / page_size * 8) != (ssize_t)(npages * 8))
+		die("reading /proc/self/pagemap: %s", strerror(errno));
+	for (i = 0; i < npages; i++)
+		n += (pm[i] & (PM_PRESENT | PM_SWAP)) == PM_SWAP;
+	close(fd);
+	free(pm);
+	return n;
+}
+
+/*
+ * Until no page is under writeback (nr_writeback, every task's): yielding
+ * lets the loop device's worker write the swap file, and each completion
+ * rotate its page, inside the timed window.
+ */
+static void wait_writeback(void)
+{
+	char line[128];
+	long long n;
+	FILE *f;
+
+	for (;;) {
+		n = -1;
+		f = fopen("/proc/vmstat", "re");
+		if (!f)
+			die("cannot open /proc/vmstat: %s", strerror(errno));
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "nr_writeback %lld", &n) == 1)
+				break;
+		fclose(f);
+		if (n < 0)
+			die("no nr_writeback in /proc/vmstat");
+		if (!n)
+			return;
+		sched_yield();
+	}
+}
+
 static void drain(void)
 {
 	int err = nt_drain_all();
@@ -576,6 +635,7 @@ static void prepare(struct area *a, unsigned int w, bool print)
 	case OP_LAZYFREE:
 	case OP_MOVE:
 	case OP_MBIND_MOVE:
+	case OP_SWAPOUT:
 		a->addr = map_anon(opt.size, MAP_POPULATE);
 		break;
 	case OP_COLLAPSE:
@@ -692,6 +752,11 @@ static int timed_op(struct area *a)
 		return madvise(a->addr, opt.size, MADV_PAGEOUT);
 	case OP_FADVISE:
 		return posix_fadvise(a->fd, 0, opt.size, POSIX_FADV_DONTNEED) ? -1 : 0;
+	case OP_SWAPOUT:
+		if (madvise(a->addr, opt.size, MADV_PAGEOUT))
+			return -1;
+		wait_writeback();
+		return 0;
 	case NR_OPS:
 		break;
 	}
@@ -740,6 +805,12 @@ static void finish(struct area *a)
 		if (n)
 			die("%zu of %zu pages still in the page cache after MADV_PAGEOUT: the "
 			    "figure would be of less work", n, a->npages);
+		break;
+	case OP_SWAPOUT:
+		n = swapped(a->addr, opt.size);
+		if (n != a->npages)
+			die("%zu of %zu pages swapped out after MADV_PAGEOUT: the figure would "
+			    "be of less work", n, a->npages);
 		break;
 	default:
 		break;
@@ -903,7 +974,7 @@ static void run_processes(double *secs)
 	free(pids);
 }
 
-/* The ext4 file system of pageout and fadvise, its image spread out. */
+/* The ext4 file system of pageout, fadvise and swapout, its image spread out. */
 static void make_fs(void)
 {
 	size_t size = opt.size * opt.processes + opt.size / 4 + (32UL << 20);
@@ -951,8 +1022,17 @@ int main(int argc, char **argv)
 		if (nt_file_write(THP_ENABLED, "never"))
 			die("cannot set %s to never", THP_ENABLED);
 	}
-	if (ops[opt.op].kind == EXT4)
+	if (ops[opt.op].kind == EXT4 || ops[opt.op].kind == SWAP)
 		make_fs();
+	if (ops[opt.op].kind == SWAP) {
+		snprintf(swapfile, sizeof(swapfile), "%s/swapfile", fs.dir);
+		err = nt_swap_on(swapfile, opt.size * opt.processes + (4UL << 20), why,
+				 sizeof(why));
+		if (err) {
+			swapfile[0] = 0;
+			die("a swap file for --op swapout: %s", why);
+		}
+	}
 	err = nt_set_task_policy(&opt.policy);
 	if (err)
 		die("set_mempolicy(%s): %s", opt.policy_text, strerror(-err));

@@ -79,6 +79,9 @@ class Scenarios(unittest.TestCase):
                          ["/b/numa-tests/bench/timedbatch", "--op", "pageout",
                           "--policy", "bind:0", "--size", "64M",
                           "--iterations", "3"])
+        # swapout asks for the vmstat counts that say what its writeback did.
+        self.assertEqual(matrix.bench_command(env, "swapout", "2node", "/r")[-4:],
+                         ["--vmstat", "pswpout", "--vmstat", "pgrotated"])
 
     def test_moves_need_two_memory_nodes(self):
         with tempfile.TemporaryDirectory() as d:
