@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
+#include <numaif.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,4 +175,48 @@ unsigned int bench_workers_wait(const pid_t *pids, unsigned int n)
 		    WEXITSTATUS(status))
 			failed++;
 	return failed;
+}
+
+static int fail(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int bench_parse_policy(const char *s, const struct nt_nodemask *memory, struct nt_policy *pol,
+		       char *text, size_t tlen, char *why, size_t wlen)
+{
+	const char *colon = strchr(s, ':');
+	size_t mode_len = colon ? (size_t)(colon - s) : 0;
+	char nodes[128];
+	int node;
+
+	if (!colon)
+		return fail(why, wlen, "policy '%s': expected MODE:NODES", s);
+	if (mode_len == 4 && !strncmp(s, "bind", 4))
+		pol->mode = MPOL_BIND;
+	else if (mode_len == 10 && !strncmp(s, "interleave", 10))
+		pol->mode = MPOL_INTERLEAVE;
+	else if (mode_len == 9 && !strncmp(s, "preferred", 9))
+		pol->mode = MPOL_PREFERRED;
+	else
+		return fail(why, wlen, "policy '%s': unknown mode (bind, interleave, preferred)", s);
+	if (!strcmp(colon + 1, "all"))
+		pol->nodes = *memory;
+	else if (nt_mask_parse(colon + 1, &pol->nodes) || !nt_mask_weight(&pol->nodes))
+		return fail(why, wlen, "policy '%s': bad node list", s);
+	if (pol->mode == MPOL_PREFERRED && nt_mask_weight(&pol->nodes) != 1)
+		return fail(why, wlen, "policy '%s': preferred takes one node", s);
+	nt_mask_for_each(node, &pol->nodes)
+		if (!nt_mask_isset(memory, node))
+			return fail(why, wlen, "policy '%s': node %d has no memory", s, node);
+	snprintf(text, tlen, "%.*s:%s", (int)mode_len, s,
+		 nt_mask_format(&pol->nodes, nodes, sizeof(nodes)));
+	return 0;
 }

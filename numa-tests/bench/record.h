@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "expect.h"
+#include "nodemask.h"
+
 /*
  * Under run-guest --clock model, NUMA_MATRIX_MODEL names the records file.
  * Notes the last region there; 0, or -1 with why (len bytes) filled in.
@@ -39,6 +42,15 @@ void bench_vmstat_print(unsigned int it, const struct bench_vmstat *a,
 			const struct bench_vmstat *b);
 
 /* The "# summary op=... min= mean= max= stddev=" line of n figures. */
+/*
+ * --policy MODE:NODES of both benchmarks: MODE bind, interleave or
+ * preferred (one node), NODES a list (0-3,5) or "all", every node of
+ * memory, each of them with memory. 0, or -EINVAL with why said; text
+ * gets the policy with its nodes spelled out ("interleave:0-3").
+ */
+int bench_parse_policy(const char *s, const struct nt_nodemask *memory, struct nt_policy *pol,
+		       char *text, size_t tlen, char *why, size_t wlen);
+
 void bench_summary(const char *op, unsigned int iterations, const double *secs,
 		   unsigned int n);
 

@@ -239,35 +239,11 @@ static void __attribute__((noreturn)) usage(int status)
 
 static void parse_policy(const char *s)
 {
-	const char *colon = strchr(s, ':');
-	size_t mode_len = colon ? (size_t)(colon - s) : 0;
-	char nodes[128];
-	int node, err;
+	char why[256];
 
-	if (!colon)
-		die("policy '%s': expected MODE:NODES", s);
-	if (mode_len == 4 && !strncmp(s, "bind", 4))
-		opt.policy.mode = MPOL_BIND;
-	else if (mode_len == 10 && !strncmp(s, "interleave", 10))
-		opt.policy.mode = MPOL_INTERLEAVE;
-	else if (mode_len == 9 && !strncmp(s, "preferred", 9))
-		opt.policy.mode = MPOL_PREFERRED;
-	else
-		die("policy '%s': unknown mode (bind, interleave, preferred)", s);
-	if (!strcmp(colon + 1, "all")) {
-		opt.policy.nodes = memory_nodes;
-	} else {
-		err = nt_mask_parse(colon + 1, &opt.policy.nodes);
-		if (err || !nt_mask_weight(&opt.policy.nodes))
-			die("policy '%s': bad node list", s);
-	}
-	if (opt.policy.mode == MPOL_PREFERRED && nt_mask_weight(&opt.policy.nodes) != 1)
-		die("policy '%s': preferred takes one node", s);
-	nt_mask_for_each(node, &opt.policy.nodes)
-		if (!nt_mask_isset(&memory_nodes, node))
-			die("policy '%s': node %d has no memory", s, node);
-	snprintf(opt.policy_text, sizeof(opt.policy_text), "%.*s:%s", (int)mode_len, s,
-		 nt_mask_format(&opt.policy.nodes, nodes, sizeof(nodes)));
+	if (bench_parse_policy(s, &memory_nodes, &opt.policy, opt.policy_text,
+			       sizeof(opt.policy_text), why, sizeof(why)))
+		die("%s", why);
 }
 
 static void parse_args(int argc, char **argv)

@@ -194,52 +194,18 @@ static void __attribute__((noreturn)) usage(int status)
 	exit(status);
 }
 
-static void parse_nodes(const char *s, struct nt_nodemask *m)
-{
-	int err;
-
-	if (!strcmp(s, "all")) {
-		*m = memory_nodes;
-		return;
-	}
-	err = nt_mask_parse(s, m);
-	if (err)
-		die("bad node list '%s': %s", s, strerror(-err));
-	if (!nt_mask_weight(m))
-		die("empty node list '%s'", s);
-}
-
 static void parse_policy(const char *s)
 {
-	const char *colon = strchr(s, ':');
-	size_t mode_len = colon ? (size_t)(colon - s) : strlen(s);
-	char nodes[128];
-	int node;
+	char why[256];
 
-	opt.policy_default = false;
-	if (!strcmp(s, "default")) {
-		opt.policy_default = true;
+	opt.policy_default = !strcmp(s, "default");
+	if (opt.policy_default) {
 		snprintf(opt.policy_text, sizeof(opt.policy_text), "default");
 		return;
 	}
-	if (!colon)
-		die("policy '%s': expected MODE:NODES", s);
-	if (!strncmp(s, "bind", mode_len) && mode_len == 4)
-		opt.policy.mode = MPOL_BIND;
-	else if (!strncmp(s, "interleave", mode_len) && mode_len == 10)
-		opt.policy.mode = MPOL_INTERLEAVE;
-	else if (!strncmp(s, "preferred", mode_len) && mode_len == 9)
-		opt.policy.mode = MPOL_PREFERRED;
-	else
-		die("policy '%s': unknown mode (bind, interleave, preferred, default)", s);
-	parse_nodes(colon + 1, &opt.policy.nodes);
-	if (opt.policy.mode == MPOL_PREFERRED && nt_mask_weight(&opt.policy.nodes) != 1)
-		die("policy '%s': preferred takes one node", s);
-	nt_mask_for_each(node, &opt.policy.nodes)
-		if (!nt_mask_isset(&memory_nodes, node))
-			die("policy '%s': node %d has no memory", s, node);
-	snprintf(opt.policy_text, sizeof(opt.policy_text), "%.*s:%s", (int)mode_len, s,
-		 nt_mask_format(&opt.policy.nodes, nodes, sizeof(nodes)));
+	if (bench_parse_policy(s, &memory_nodes, &opt.policy, opt.policy_text,
+			       sizeof(opt.policy_text), why, sizeof(why)))
+		die("%s", why);
 }
 
 /* --mthp 16K,32K,64K: sizes with a hugepages-<kB>kB directory, below 2 MiB. */
