@@ -28,7 +28,7 @@ from .rundir import (applies, cell_path, file_sha256, load_env, plan_cells,
                      topo_copy, write_env)
 from .types import (GUEST_EXITS, ONE_VCPU_CLOCKS, RunParams, RunRequest,
                     Selection, size_bytes)
-from .util import atomic_write, run_child, stop_children
+from .util import atomic_write, refuse_children, run_child, stop_children
 from .util import log as say
 
 # What each scenario asks of timedmunlock (or of the benchmark named by
@@ -549,19 +549,29 @@ def run(req: RunRequest):
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
         running = {pool.submit(timed_cell, env, rundir, c): c for c in todo}
-        for n, future in enumerate(concurrent.futures.as_completed(running), 1):
-            k, t, s = key = running[future]
-            ok, reason, took[key] = future.result()
-            left = time_left(took, [c for c in todo if c not in took]) / jobs
-            state = f"done in {took[key]:.0f} s" if ok else f"FAILED: {reason}"
-            failed += not ok
-            log(f"[{n}/{len(todo)}] {t} {s} {k}: {state}; "
-                f"{len(todo) - n} left, ~{fmt_duration(left)}")
+        pending, n = set(running), 0
+        while pending:
+            # A short wait: a SIGTERM that reached a worker thread is seen
+            # by this one only when it runs again.
+            done, pending = concurrent.futures.wait(
+                pending, timeout=0.5,
+                return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                n += 1
+                k, t, s = key = running[future]
+                ok, reason, took[key] = future.result()
+                left = time_left(took, [c for c in todo if c not in took]) / jobs
+                state = f"done in {took[key]:.0f} s" if ok else f"FAILED: {reason}"
+                failed += not ok
+                log(f"[{n}/{len(todo)}] {t} {s} {k}: {state}; "
+                    f"{len(todo) - n} left, ~{fmt_duration(left)}")
     except KeyboardInterrupt:
-        # The guests running stop (run-guest stops its QEMU on SIGTERM),
-        # and no other starts.
+        # No other guest starts, and the running ones stop (run-guest
+        # stops its QEMU on SIGTERM).
+        refuse_children()
+        pool.shutdown(wait=False, cancel_futures=True)
         stop_children()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True)
         log(f"interrupted: finished cells are kept; resume with "
             f"results/matrix run --resume {rundir}")
         return 130

@@ -133,6 +133,7 @@ def replace_dir(tmp: str, dest: str) -> None:
 # them running, each with its QEMU or make.
 _children: Set[subprocess.Popen] = set()
 _children_lock = threading.Lock()
+_refusing = False
 
 
 def run_child(cmd, input=None, **kw) -> subprocess.CompletedProcess:
@@ -147,6 +148,8 @@ def run_child(cmd, input=None, **kw) -> subprocess.CompletedProcess:
     # Started and recorded under the lock: a stop_children() from another
     # thread in between would miss a child that is already running.
     with _children_lock:
+        if _refusing:
+            raise KeyboardInterrupt
         proc = subprocess.Popen(cmd, **kw)
         _children.add(proc)
     try:
@@ -171,6 +174,15 @@ def stop(proc, grace=10):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def refuse_children():
+    """From now on run_child() starts nothing and raises KeyboardInterrupt:
+    the process is stopping, and a thread between two children must not
+    start the next one after stop_children() has looked."""
+    global _refusing
+    with _children_lock:
+        _refusing = True
 
 
 def stop_children(grace=10):

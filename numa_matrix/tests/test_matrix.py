@@ -571,6 +571,42 @@ class Terminated(unittest.TestCase):
                     open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
                 self.assertTrue(gone, f"QEMU {pid} still runs")
 
+    def test_no_guest_starts_after_sigterm(self):
+        # Guests that end on their own: the workers are between cells as
+        # often as in them, and a signal may reach one of their threads.
+        with tempfile.TemporaryDirectory() as tmp:
+            image = os.path.join(tmp, "bzImage")
+            fake_bzimage(image, "6.1.192-nm0-perf (x) (gcc 12.2.0)")
+            build = os.path.join(tmp, "build")
+            bench = os.path.join(build, "numa-tests", "bench", "timedmunlock")
+            os.makedirs(os.path.dirname(bench))
+            with open(bench, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(bench, 0o755)
+            env = fake_qemu_env(tmp, FAKE_QEMU_SLEEP="3")
+            run_dir = os.path.join(tmp, "run")
+            subprocess.run([MATRIX, "plan", "--kernels", f"k={image}",
+                            "--topologies", "1node,2node,4node,8node",
+                            "--scenarios", "bind,interleave", "--run-dir",
+                            run_dir, "--build-dir", build], env=env,
+                           check=True, capture_output=True)
+            proc = subprocess.Popen([MATRIX, "run", "--resume", run_dir,
+                                     "--jobs", "2"], env=env, text=True,
+                                    stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)
+            t0 = time.time()
+            while len(fake_qemu_boots(tmp)) < 2 and time.time() - t0 < 30:
+                time.sleep(0.1)
+            self.assertEqual(len(fake_qemu_boots(tmp)), 2)
+            proc.terminate()
+            t1 = time.time()
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 130, err)
+            # Stopped within a guest's time, and nothing booted after it.
+            took = time.time() - t1
+            self.assertEqual(len(fake_qemu_boots(tmp)), 2, err)
+            self.assertLess(took, 3, err)
+
 
 class Sources(unittest.TestCase):
     """A run mixing sources: which column is which, compare across them,
