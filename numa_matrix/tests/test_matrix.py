@@ -529,6 +529,32 @@ class WallClockCells(unittest.TestCase):
             self.assertTrue(f.read().startswith("exit status 123\n# cell "))
 
 
+def start_run(tmp, topologies, scenarios, **fake):
+    """results/matrix run of a fake kernel and benchmark in TMP, two cells
+    at a time under fake QEMU (FAKE settings), once two guests booted."""
+    image = os.path.join(tmp, "bzImage")
+    fake_bzimage(image, "6.1.192-nm0-perf (x) (gcc 12.2.0)")
+    build = os.path.join(tmp, "build")
+    bench = os.path.join(build, "numa-tests", "bench", "timedmunlock")
+    os.makedirs(os.path.dirname(bench))
+    with open(bench, "w") as f:
+        f.write("#!/bin/sh\n")
+    os.chmod(bench, 0o755)
+    env = fake_qemu_env(tmp, **fake)
+    run_dir = os.path.join(tmp, "run")
+    subprocess.run([MATRIX, "plan", "--kernels", f"k={image}", "--topologies",
+                    topologies, "--scenarios", scenarios, "--run-dir", run_dir,
+                    "--build-dir", build], env=env, check=True,
+                   capture_output=True)
+    proc = subprocess.Popen([MATRIX, "run", "--resume", run_dir, "--jobs", "2"],
+                            env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    t0 = time.time()
+    while len(fake_qemu_boots(tmp)) < 2 and time.time() - t0 < 30:
+        time.sleep(0.1)
+    return proc
+
+
 class Terminated(unittest.TestCase):
     """SIGTERM to results/matrix run (a Slurm time limit, kill, a CI
     timeout) stops the guests it started, rather than leaving run-guest and
@@ -536,27 +562,7 @@ class Terminated(unittest.TestCase):
 
     def test_guests_stop_with_the_run(self):
         with tempfile.TemporaryDirectory() as tmp:
-            image = os.path.join(tmp, "bzImage")
-            fake_bzimage(image, "6.1.192-nm0-perf (x) (gcc 12.2.0)")
-            build = os.path.join(tmp, "build")
-            bench = os.path.join(build, "numa-tests", "bench", "timedmunlock")
-            os.makedirs(os.path.dirname(bench))
-            with open(bench, "w") as f:
-                f.write("#!/bin/sh\n")
-            os.chmod(bench, 0o755)
-            env = fake_qemu_env(tmp, FAKE_QEMU_HANG="1")
-            run_dir = os.path.join(tmp, "run")
-            subprocess.run([MATRIX, "plan", "--kernels", f"k={image}",
-                            "--topologies", "1node,2node", "--scenarios",
-                            "bind", "--run-dir", run_dir, "--build-dir",
-                            build], env=env, check=True, capture_output=True)
-            proc = subprocess.Popen([MATRIX, "run", "--resume", run_dir,
-                                     "--jobs", "2"], env=env, text=True,
-                                    stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE)
-            t0 = time.time()
-            while len(fake_qemu_boots(tmp)) < 2 and time.time() - t0 < 30:
-                time.sleep(0.1)
+            proc = start_run(tmp, "1node,2node", "bind", FAKE_QEMU_HANG="1")
             boots = fake_qemu_boots(tmp)
             self.assertEqual(len(boots), 2, "two guests never started")
             proc.terminate()
@@ -575,28 +581,8 @@ class Terminated(unittest.TestCase):
         # Guests that end on their own: the workers are between cells as
         # often as in them, and a signal may reach one of their threads.
         with tempfile.TemporaryDirectory() as tmp:
-            image = os.path.join(tmp, "bzImage")
-            fake_bzimage(image, "6.1.192-nm0-perf (x) (gcc 12.2.0)")
-            build = os.path.join(tmp, "build")
-            bench = os.path.join(build, "numa-tests", "bench", "timedmunlock")
-            os.makedirs(os.path.dirname(bench))
-            with open(bench, "w") as f:
-                f.write("#!/bin/sh\n")
-            os.chmod(bench, 0o755)
-            env = fake_qemu_env(tmp, FAKE_QEMU_SLEEP="3")
-            run_dir = os.path.join(tmp, "run")
-            subprocess.run([MATRIX, "plan", "--kernels", f"k={image}",
-                            "--topologies", "1node,2node,4node,8node",
-                            "--scenarios", "bind,interleave", "--run-dir",
-                            run_dir, "--build-dir", build], env=env,
-                           check=True, capture_output=True)
-            proc = subprocess.Popen([MATRIX, "run", "--resume", run_dir,
-                                     "--jobs", "2"], env=env, text=True,
-                                    stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE)
-            t0 = time.time()
-            while len(fake_qemu_boots(tmp)) < 2 and time.time() - t0 < 30:
-                time.sleep(0.1)
+            proc = start_run(tmp, "1node,2node,4node,8node", "bind,interleave",
+                             FAKE_QEMU_SLEEP="3")
             self.assertEqual(len(fake_qemu_boots(tmp)), 2)
             proc.terminate()
             t1 = time.time()
