@@ -34,14 +34,9 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "counters.h"
-#include "harness.h"
-#include "locked.h"
 #include "lrupath.h"
-#include "snapshot.h"
 #include "sysfile.h"
 #include "tap.h"
-#include "values.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT	21

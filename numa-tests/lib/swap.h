@@ -3,8 +3,8 @@
  * A swap file of a test's own, on a file system it made (lib/ext4.h): the
  * guests have no swap device, and anonymous reclaim needs one. The file is
  * written out in full (swapon refuses holes), given a version-1 swap header
- * (Documentation and mm/swapfile.c read "SWAPSPACE2" in the last 10 bytes
- * of the first page) and enabled with swapon(2) at the highest priority,
+ * (include/linux/swap.h's union swap_header: "SWAPSPACE2" in the last 10
+ * bytes of the first page) and enabled with swapon(2) at the highest priority,
  * so that nothing else a machine may have takes the pages.
  */
 #ifndef NT_SWAP_H
